@@ -1,0 +1,416 @@
+// The grader's main program: options, the GPU checks that decide SKIP, the doctest run, and a
+// listener that writes one results file per exercise as it starts and ends.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include "grading.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "device.h"
+#include "results.h"
+
+#ifndef COURSE_THRESHOLDS
+#define COURSE_THRESHOLDS "grader/thresholds.json"
+#endif
+
+namespace grade {
+
+namespace {
+
+constexpr int kSkipExitCode = 77;  // Meson's SKIP
+
+struct ChapterInfo {
+    std::string name;
+    int min_major = 0, min_minor = 0;
+    std::string needs;
+};
+
+ChapterInfo& chapter() {
+    static ChapterInfo info;
+    return info;
+}
+
+Options& mutable_options() {
+    static Options o;
+    return o;
+}
+
+CourseSpec& course() {
+    static CourseSpec spec;
+    return spec;
+}
+
+// Read once at start: later, a sticky CUDA error of an exercise would make it fail.
+nlohmann::json& fingerprint() {
+    static nlohmann::json device;
+    return device;
+}
+
+const char* mode_name(Mode m) {
+    switch (m) {
+        case Mode::grade: return "grade";
+        case Mode::reference: return "reference";
+        case Mode::skeleton: return "skeleton";
+    }
+    return "?";
+}
+
+std::string format_number(double v) {
+    std::ostringstream s;
+    s.precision(3);
+    s << v;
+    return s.str();
+}
+
+// The exercise being graded: its result, and a watchdog that ends the process if it hangs.
+class CurrentExercise {
+public:
+    void begin(const std::string& id) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        spec_ = &course().exercise(chapter().name, id);
+        result_ = ExerciseResult{};
+        result_.chapter = chapter().name;
+        result_.exercise = id;
+        result_.title = spec_->title;
+        result_.read = spec_->read;
+        result_.mode = mode_name(options().mode);
+        result_.status = "running";
+        result_.message = "the exercise did not finish: the process crashed or was killed";
+        result_.device = fingerprint();
+        result_.seed = options().seed;
+        error_.clear();
+        started_ = std::chrono::steady_clock::now();
+        write_locked();
+        start_watchdog();
+    }
+
+    void record(CheckRecord record) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        result_.checks.push_back(std::move(record));
+    }
+
+    void exception(const std::string& what, bool crash) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        error_ = (crash ? "crashed: " : "stopped by an error: ") + what;
+        if (crash) {  // the process ends after this: write what we know now
+            finish_locked(false);
+        }
+    }
+
+    // Returns whether the exercise passed.
+    bool end(bool doctest_success) {
+        stop_watchdog();
+        std::lock_guard<std::mutex> lock(mutex_);
+        return finish_locked(doctest_success);
+    }
+
+    const ExerciseSpec& spec() const { return *spec_; }
+
+private:
+    bool finish_locked(bool doctest_success) {
+        result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        result_.scores = score_exercise(*spec_, course().rules(), result_.checks);
+        bool checks_ok = true;
+        std::string failed;
+        for (const CheckRecord& c : result_.checks)
+            if (c.status == CheckStatus::failed) {
+                checks_ok = false;
+                if (failed.find(c.key) == std::string::npos) failed += (failed.empty() ? "" : ", ") + c.key;
+            }
+        const bool passed = doctest_success && checks_ok && error_.empty();
+        if (!error_.empty()) {
+            result_.status = "error";
+            result_.message = error_;
+        } else if (!passed) {
+            result_.status = "failed";
+            result_.message = failed.empty() ? "a check of the grader failed" : "failed: " + failed;
+        } else {
+            result_.status = "passed";
+            result_.message.clear();
+        }
+        write_locked();
+        double points = 0, max_points = 0;
+        for (const CheckScore& s : result_.scores) {
+            points += s.points;
+            max_points += s.max_points;
+        }
+        std::printf("[%s/%s] %s  %s/%s points%s%s\n", result_.chapter.c_str(), result_.exercise.c_str(),
+                    passed ? "PASSED" : result_.status == "error" ? "ERROR" : "FAILED", format_number(points).c_str(),
+                    format_number(max_points).c_str(), passed || spec_->read.empty() ? "" : "  read: ",
+                    passed ? "" : spec_->read.c_str());
+        std::fflush(stdout);
+        return passed;
+    }
+
+    void write_locked() {
+        try {
+            write_result(options().results_dir, result_);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "cannot write the results file: %s\n", e.what());
+        }
+    }
+
+    void start_watchdog() {
+        stop_ = false;
+        const double limit = options().timeout_seconds * (options().sanitizer.empty() ? 1 : 20);
+        watchdog_ = std::thread([this, limit] {
+            std::unique_lock<std::mutex> lock(watch_mutex_);
+            if (watch_cv_.wait_for(lock, std::chrono::duration<double>(limit), [this] { return stop_; })) return;
+            std::lock_guard<std::mutex> result_lock(mutex_);
+            result_.status = "timeout";
+            result_.message = "still running after " + format_number(limit) +
+                              " s and stopped: a kernel that never ends, or a wait for work that never comes?";
+            result_.scores = score_exercise(*spec_, course().rules(), {});
+            write_locked();
+            std::printf("[%s/%s] TIMEOUT  %s\n", result_.chapter.c_str(), result_.exercise.c_str(),
+                        result_.message.c_str());
+            std::fflush(stdout);
+            std::_Exit(1);
+        });
+    }
+
+    void stop_watchdog() {
+        {
+            std::lock_guard<std::mutex> lock(watch_mutex_);
+            stop_ = true;
+        }
+        watch_cv_.notify_all();
+        if (watchdog_.joinable()) watchdog_.join();
+    }
+
+    std::mutex mutex_;
+    const ExerciseSpec* spec_ = nullptr;
+    ExerciseResult result_;
+    std::string error_;
+    std::chrono::steady_clock::time_point started_;
+
+    std::mutex watch_mutex_;
+    std::condition_variable watch_cv_;
+    bool stop_ = false;
+    std::thread watchdog_;
+};
+
+CurrentExercise& current() {
+    static CurrentExercise c;
+    return c;
+}
+
+struct RunTally {
+    int ran = 0, passed = 0;
+} tally;
+
+// Sees each test case start and end, and writes its results file.
+struct ResultsListener : doctest::IReporter {
+    explicit ResultsListener(const doctest::ContextOptions&) {}
+    void report_query(const doctest::QueryData&) override {}
+    void test_run_start() override {}
+    void test_run_end(const doctest::TestRunStats&) override {}
+    void test_case_start(const doctest::TestCaseData& tc) override {
+        ++tally.ran;
+        current().begin(tc.m_name);
+    }
+    void test_case_reenter(const doctest::TestCaseData&) override {}
+    void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
+        if (current().end(stats.testCaseSuccess)) ++tally.passed;
+    }
+    void test_case_exception(const doctest::TestCaseException& e) override {
+        current().exception(e.error_string.c_str(), e.is_crash);
+    }
+    void subcase_start(const doctest::SubcaseSignature&) override {}
+    void subcase_end() override {}
+    void log_assert(const doctest::AssertData&) override {}
+    void log_message(const doctest::MessageData&) override {}
+    void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+REGISTER_LISTENER("course-results", 1, ResultsListener);
+
+void write_skipped(const std::string& exercise, const std::string& why) {
+    const ExerciseSpec& spec = course().exercise(chapter().name, exercise);
+    ExerciseResult r;
+    r.chapter = chapter().name;
+    r.exercise = exercise;
+    r.title = spec.title;
+    r.read = spec.read;
+    r.mode = mode_name(options().mode);
+    r.status = "skipped";
+    r.message = why;
+    r.seed = options().seed;
+    r.device = fingerprint();
+    r.scores = score_exercise(spec, course().rules(), {});
+    write_result(options().results_dir, r);
+}
+
+}  // namespace
+
+Chapter::Chapter(const char* name, int min_major, int min_minor, const char* needs) {
+    chapter() = {name, min_major, min_minor, needs};
+}
+
+const Options& options() { return mutable_options(); }
+const ScoringRules& rules() { return course().rules(); }
+const ExerciseSpec& current_exercise() { return current().spec(); }
+
+uint64_t seed_for(const std::string& label) { return mix_seed(options().seed, label); }
+
+bool check(const std::string& key, const std::string& label, bool ok, const std::string& message) {
+    const CheckSpec& spec = current_exercise().check(key);  // a typo in a grader fails loudly
+    CheckRecord r;
+    r.key = spec.key;
+    r.label = label;
+    r.status = ok ? CheckStatus::passed : CheckStatus::failed;
+    r.message = ok ? "" : message;
+    current().record(r);
+    if (!ok) FAIL_CHECK((key + " [" + label + "]: " + message).c_str());
+    return ok;
+}
+
+bool check(const std::string& key, const std::string& label, const Comparison& comparison) {
+    return check(key, label, comparison.ok(), comparison.message());
+}
+
+void skip(const std::string& key, const std::string& label, const std::string& why) {
+    CheckRecord r;
+    r.key = current_exercise().check(key).key;
+    r.label = label;
+    r.status = CheckStatus::skipped;
+    r.message = why;
+    current().record(r);
+    std::printf("  %s [%s]: skipped: %s\n", key.c_str(), label.c_str(), why.c_str());
+}
+
+bool check_speed(const std::string& key, const std::function<Ratio()>& measure) {
+    const CheckSpec& spec = current_exercise().check(key);
+    CheckRecord r;
+    r.key = key;
+    r.threshold = spec.threshold;
+    r.unit = spec.unit;
+    if (!options().sanitizer.empty()) {
+        r.status = CheckStatus::skipped;
+        r.message = "not timed under compute-sanitizer";
+        current().record(r);
+        return true;
+    }
+    const bool reference = options().mode == Mode::reference;
+    const double required = spec.threshold * (reference ? rules().reference_margin : 1.0);
+    Ratio m = measure();
+    bool remeasured = false;
+    if (std::fabs(m.value - required) <= 2 * m.noise * m.value) {  // too close to call: once more
+        m = measure();
+        remeasured = true;
+    }
+    const bool ok = m.value >= required;
+    std::ostringstream msg;
+    msg << format_number(m.value) << " " << spec.unit << " (threshold " << format_number(spec.threshold);
+    if (reference) msg << "; the reference must reach " << format_number(required);
+    msg << "; noise " << format_number(100 * m.noise) << "%" << (remeasured ? ", measured twice" : "") << ")";
+    if (!m.detail.empty()) msg << ": " << m.detail;
+    r.status = ok ? CheckStatus::passed : CheckStatus::failed;
+    r.value = m.value;
+    r.noise = m.noise;
+    r.message = msg.str();
+    current().record(r);
+    std::printf("  %s: %s %s\n", key.c_str(), ok ? "ok" : "TOO SLOW", msg.str().c_str());
+    if (!ok) FAIL_CHECK((key + ": " + msg.str()).c_str());
+    return ok;
+}
+
+}  // namespace grade
+
+int main(int argc, char** argv) {
+    using namespace grade;
+    Options& opt = mutable_options();
+    opt.seed = std::random_device{}();
+    opt.thresholds = COURSE_THRESHOLDS;
+    if (const char* s = std::getenv("COURSE_SANITIZER")) opt.sanitizer = s;
+    std::string exercise, mode = "grade";
+
+    CLI::App app{"Grades chapter " + chapter().name + " of the CUDA course. Other options go to doctest."};
+    app.allow_extras();
+    app.add_option("--exercise", exercise, "grade this exercise only");
+    app.add_option("--seed", opt.seed, "seed of the random inputs (printed by every run)");
+    app.add_option("--results-dir", opt.results_dir, "where results files go")->capture_default_str();
+    app.add_option("--thresholds", opt.thresholds, "the grading data file")->capture_default_str();
+    app.add_option("--mode", mode, "grade: the student's code; reference: a solution (must clear thresholds by "
+                                   "the margin); skeleton: an untouched skeleton (every exercise must fail)")
+        ->check(CLI::IsMember({"grade", "reference", "skeleton"}))
+        ->capture_default_str();
+    app.add_option("--timeout", opt.timeout_seconds, "seconds before a running exercise is stopped")
+        ->capture_default_str();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    opt.mode = mode == "reference" ? Mode::reference : mode == "skeleton" ? Mode::skeleton : Mode::grade;
+
+    std::vector<std::string> rest = app.remaining();
+    std::vector<const char*> doctest_args{argv[0]};
+    for (const std::string& a : rest) doctest_args.push_back(a.c_str());
+    const bool listing = std::any_of(rest.begin(), rest.end(), [](const std::string& a) {
+        return a.rfind("--list", 0) == 0 || a.rfind("-ltc", 0) == 0 || a == "--help" || a == "-h";
+    });
+
+    try {
+        std::printf("chapter %s, mode %s, seed %llu (rerun with --seed %llu)\n", chapter().name.c_str(), mode.c_str(),
+                    static_cast<unsigned long long>(opt.seed), static_cast<unsigned long long>(opt.seed));
+        const std::string no_gpu = listing ? "" : why_no_gpu();
+        std::string skip = no_gpu;
+        if (skip.empty() && !listing) {
+            int major = 0, minor = 0;
+            CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+            CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+            if (major * 10 + minor < chapter().min_major * 10 + chapter().min_minor)
+                skip = "chapter " + chapter().name + " needs compute capability " + std::to_string(chapter().min_major) +
+                       "." + std::to_string(chapter().min_minor) + " (" + chapter().needs + "); this GPU has " +
+                       std::to_string(major) + "." + std::to_string(minor);
+        }
+        course() = CourseSpec::load(opt.thresholds, no_gpu.empty() && !listing ? compute_capability() : "");
+        if (!skip.empty()) {
+            std::printf("SKIP: %s\n", skip.c_str());
+            if (!exercise.empty()) write_skipped(exercise, skip);
+            return kSkipExitCode;
+        }
+        if (!listing) {
+            check_build_runs_on_gpu();
+            fingerprint() = device_fingerprint();
+            std::printf("GPU: %s\n", fingerprint().dump().c_str());
+        }
+    } catch (const std::exception& e) {
+        std::printf("ERROR: %s\n", e.what());
+        return 1;
+    }
+
+    doctest::Context context;
+    context.applyCommandLine(static_cast<int>(doctest_args.size()), doctest_args.data());
+    if (!exercise.empty()) context.addFilter("test-case", exercise.c_str());
+    context.setOption("no-version", true);
+    const int failures = context.run();
+    if (context.shouldExit() || listing) return failures;
+
+    if (tally.ran == 0) {
+        std::printf("ERROR: no exercise named '%s' in this grader\n", exercise.c_str());
+        return 1;
+    }
+    if (opt.mode == Mode::skeleton) {
+        // The self-check's other half: an untouched skeleton must fail every graded exercise.
+        if (tally.passed == 0) {
+            std::printf("self-check: the untouched skeleton failed every exercise it ran, as it should\n");
+            return 0;
+        }
+        std::printf("self-check FAILED: the untouched skeleton passed %d exercise(s): a check that cannot fail\n",
+                    tally.passed);
+        return 1;
+    }
+    return failures == 0 ? 0 : 1;
+}

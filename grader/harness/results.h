@@ -1,0 +1,30 @@
+// One results file per exercise run, written when the exercise starts (status "running": if the
+// process dies, the file says so) and again when it ends. Host-only: tested without a GPU.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scoring.h"
+
+namespace grade {
+
+struct ExerciseResult {
+    std::string chapter, exercise, title, read;
+    std::string mode;    // "grade" (the student's code), "reference" or "skeleton" (self-check)
+    std::string status;  // running, passed, failed, error, timeout, skipped
+    std::string message; // why it failed, errored or was skipped
+    std::vector<CheckRecord> checks;
+    std::vector<CheckScore> scores;
+    nlohmann::json device;  // the GPU's fingerprint
+    unsigned long long seed = 0;
+    double seconds = 0;
+};
+
+nlohmann::json to_json(const ExerciseResult& result);
+
+// <dir>/<chapter>/<exercise>.json, replaced atomically (write, then rename).
+std::string write_result(const std::string& dir, const ExerciseResult& result);
+
+}  // namespace grade

@@ -1,0 +1,48 @@
+// The course's grading data (grader/thresholds.json): per chapter and exercise, the graded checks,
+// their points and, for speed checks, the threshold. Host-only: tested without a GPU.
+#pragma once
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace grade {
+
+enum class CheckKind { correctness, speed };
+
+struct CheckSpec {
+    std::string key;
+    CheckKind kind = CheckKind::correctness;
+    double points = 0;
+    // Speed checks: the measured value (a ratio, higher is better) must reach the threshold.
+    double threshold = 0;
+    std::string unit;
+};
+
+struct ExerciseSpec {
+    std::string chapter, id, title;
+    std::string read;  // where in the notes to read when this exercise fails
+    std::map<std::string, CheckSpec> checks;
+    const CheckSpec& check(const std::string& key) const;  // throws if the data file lacks it
+};
+
+struct ScoringRules {
+    double reference_margin = 1.25;   // the reference solution must clear each threshold by this
+    double partial_credit_from = 0.5; // speed points start at this fraction of the threshold
+};
+
+class CourseSpec {
+public:
+    // Reads the data file; `compute_capability` ("9.0") picks per-architecture thresholds.
+    static CourseSpec load(const std::string& path, const std::string& compute_capability);
+    static CourseSpec parse(const nlohmann::json& data, const std::string& compute_capability);
+
+    const ExerciseSpec& exercise(const std::string& chapter, const std::string& id) const;
+    const ScoringRules& rules() const { return rules_; }
+
+private:
+    ScoringRules rules_;
+    std::map<std::string, ExerciseSpec> exercises_;  // by "chapter/id"
+};
+
+}  // namespace grade

@@ -1,0 +1,111 @@
+#include "timing.h"
+
+#include <chrono>
+#include <vector>
+
+#include "buffers.h"
+#include "cuda_check.h"
+
+namespace grade {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class Event {
+public:
+    Event() { CUDA_CHECK(cudaEventCreate(&e_)); }
+    ~Event() { cudaEventDestroy(e_); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    operator cudaEvent_t() const { return e_; }
+
+private:
+    cudaEvent_t e_ = nullptr;
+};
+
+float elapsed_ms(const Event& start, const Event& stop) {
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms;
+}
+
+}  // namespace
+
+void flush_l2(cudaStream_t stream) {
+    static DeviceBuffer<char>* scratch = [] {
+        int device = 0, l2 = 0;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+        return new DeviceBuffer<char>(2 * static_cast<size_t>(l2));  // lives as long as the process
+    }();
+    CUDA_CHECK(cudaMemsetAsync(scratch->get(), 0, scratch->bytes(), stream));
+}
+
+Summary time_on_stream(const StreamWork& work, cudaStream_t stream, const TimingOptions& options) {
+    for (int i = 0; i < options.warmup; ++i) work(stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    Event start, stop;
+    std::vector<double> samples;
+    const auto began = Clock::now();
+    do {
+        if (options.flush_l2) flush_l2(stream);
+        CUDA_CHECK(cudaEventRecord(start, stream));
+        work(stream);
+        CUDA_CHECK(cudaEventRecord(stop, stream));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        samples.push_back(elapsed_ms(start, stop));
+    } while (!enough_samples(options.stop, samples, seconds_since(began)));
+    return summarize(samples);
+}
+
+Summary time_device_wide(const std::function<void()>& work, const TimingOptions& options) {
+    for (int i = 0; i < options.warmup; ++i) work();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<double> samples;
+    const auto began = Clock::now();
+    do {
+        if (options.flush_l2) {
+            flush_l2(nullptr);
+            CUDA_CHECK(cudaDeviceSynchronize());
+        }
+        const auto t0 = Clock::now();
+        work();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        samples.push_back(seconds_since(t0) * 1e3);
+    } while (!enough_samples(options.stop, samples, seconds_since(began)));
+    return summarize(samples);
+}
+
+Interleaved time_interleaved(const StreamWork& baseline, const StreamWork& candidate, cudaStream_t stream,
+                             const TimingOptions& options) {
+    for (int i = 0; i < options.warmup; ++i) {
+        baseline(stream);
+        candidate(stream);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    Event a0, a1, b0, b1;
+    std::vector<double> a, b;
+    const auto began = Clock::now();
+    do {
+        if (options.flush_l2) flush_l2(stream);
+        CUDA_CHECK(cudaEventRecord(a0, stream));
+        baseline(stream);
+        CUDA_CHECK(cudaEventRecord(a1, stream));
+        if (options.flush_l2) flush_l2(stream);
+        CUDA_CHECK(cudaEventRecord(b0, stream));
+        candidate(stream);
+        CUDA_CHECK(cudaEventRecord(b1, stream));
+        CUDA_CHECK(cudaEventSynchronize(b1));
+        a.push_back(elapsed_ms(a0, a1));
+        b.push_back(elapsed_ms(b0, b1));
+    } while (!(enough_samples(options.stop, a, seconds_since(began)) &&
+               enough_samples(options.stop, b, seconds_since(began))));
+    return {summarize(a), summarize(b)};
+}
+
+}  // namespace grade

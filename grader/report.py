@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Turns the graders' results files into report.md, report.html and a Gradescope results.json.
+
+    report.py --results build/results/grade --thresholds grader/thresholds.json --out build/report
+
+The results folder holds <chapter>/<exercise>.json (written by the graders) and, for a chapter
+that did not compile, <chapter>/build_error.txt (written by ./grade). Only chapters with a folder
+there are reported; every exercise the grading data lists for them appears, run or not.
+"""
+import argparse
+import datetime
+import html
+import json
+import pathlib
+import sys
+
+STATUS_TEXT = {
+    "passed": "passed",
+    "failed": "FAILED",
+    "error": "ERROR",
+    "timeout": "TIMEOUT",
+    "skipped": "skipped",
+    "running": "CRASHED",
+    "not run": "not run",
+    "build error": "DID NOT COMPILE",
+}
+
+
+def load_chapters(results_dir, thresholds):
+    """One entry per chapter found in the results folder, with every exercise of the data file."""
+    chapters = []
+    for name, chapter in thresholds["chapters"].items():
+        folder = results_dir / name
+        if not folder.is_dir():
+            continue
+        build_error_file = folder / "build_error.txt"
+        build_error = build_error_file.read_text(errors="replace") if build_error_file.exists() else None
+        exercises = []
+        for ex_id, spec in chapter["exercises"].items():
+            exercises.append(load_exercise(folder, name, ex_id, spec, build_error))
+        chapters.append({"name": name, "title": chapter.get("title", name), "build_error": build_error,
+                         "exercises": exercises})
+    return chapters
+
+
+def load_exercise(folder, chapter, ex_id, spec, build_error):
+    max_points = sum(c["points"] for c in spec["checks"].values())
+    path = folder / (ex_id + ".json")
+    if path.exists() and build_error is None:
+        result = json.loads(path.read_text())
+        if result["status"] == "running":
+            result["message"] = "the grader died during this exercise (a crash, or it was killed)"
+        return result
+    return {
+        "chapter": chapter, "exercise": ex_id, "title": spec["title"], "read": spec.get("read", ""),
+        "status": "build error" if build_error is not None else "not run",
+        "message": "the chapter did not compile" if build_error is not None else "no result: the exercise was not run",
+        "checks": [], "points": 0.0, "max_points": max_points, "device": None,
+        "scores": [{"key": k, "points": 0.0, "max_points": c["points"]} for k, c in spec["checks"].items()],
+    }
+
+
+def first_device(chapters):
+    for ch in chapters:
+        for ex in ch["exercises"]:
+            if ex.get("device"):
+                return ex["device"]
+    return None
+
+
+def fmt(value):
+    return "" if value is None else f"{value:.3g}"
+
+
+def check_value(check):
+    if "value" not in check:
+        return ""
+    return f"{fmt(check['value'])} (threshold {fmt(check.get('threshold'))})"
+
+
+# ---- Markdown ----------------------------------------------------------------------------------
+
+def markdown(chapters, title):
+    out = [f"# {title}", ""]
+    device = first_device(chapters)
+    out.append(f"Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: " +
+               (f"{device['name']} (compute capability {device['compute_capability']}, {device['sms']} SMs, "
+                f"driver {device['driver']}, runtime {device['runtime']})" if device else "none recorded") + ".")
+    out += ["", "| chapter | exercise | status | points |", "|---|---|---|---|"]
+    total = total_max = 0.0
+    for ch in chapters:
+        for ex in ch["exercises"]:
+            out.append(f"| {ch['name']} | {ex['title']} | {STATUS_TEXT.get(ex['status'], ex['status'])} | "
+                       f"{ex['points']:g} / {ex['max_points']:g} |")
+            total += ex["points"]
+            total_max += ex["max_points"]
+    out += [f"| **total** | | | **{total:g} / {total_max:g}** |", ""]
+    for ch in chapters:
+        out += [f"## {ch['name']}: {ch['title']}", ""]
+        if ch["build_error"] is not None:
+            out += ["The chapter did not compile. The compiler said:", "", "```", ch["build_error"].strip()[-4000:], "```", ""]
+        for ex in ch["exercises"]:
+            out.append(f"### {ex['title']}: {STATUS_TEXT.get(ex['status'], ex['status'])}, "
+                       f"{ex['points']:g} / {ex['max_points']:g} points")
+            out.append("")
+            if ex.get("message"):
+                out += [ex["message"], ""]
+            if ex.get("checks"):
+                out += ["| check | case | status | measured | message |", "|---|---|---|---|---|"]
+                for c in ex["checks"]:
+                    msg = c.get("message", "").replace("\n", "<br>").replace("|", "\\|")
+                    out.append(f"| {c['key']} | {c.get('label', '')} | {c['status']} | {check_value(c)} | {msg} |")
+                out.append("")
+            if ex["status"] != "passed" and ex.get("read"):
+                out += [f"Read: `{ex['read']}`", ""]
+            if ex.get("seed") is not None and ex["status"] not in ("not run", "build error", "skipped"):
+                out += [f"Seed {ex['seed']}, {ex.get('seconds', 0):.2f} s.", ""]
+    return "\n".join(out) + "\n"
+
+
+# ---- HTML ----------------------------------------------------------------------------------------
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+.passed { color: #137333; font-weight: 600; }
+.bad { color: #b3261e; font-weight: 600; }
+.skipped { color: #777; }
+pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; white-space: pre-wrap; }
+td.msg { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.85em; }
+"""
+
+
+def status_class(status):
+    return "passed" if status == "passed" else "skipped" if status in ("skipped", "not run") else "bad"
+
+
+def speed_bars(checks):
+    """One bar per speed check: the measured ratio against its threshold (the dark line)."""
+    speed = [c for c in checks if "value" in c and "threshold" in c]
+    if not speed:
+        return ""
+    width, row, left = 640, 34, 150
+    scale_max = max(max(c["value"], c["threshold"]) for c in speed) * 1.15
+    x = lambda v: left + (width - left - 20) * v / scale_max
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{row * len(speed) + 10}" '
+             f'role="img" aria-label="measured speed against thresholds">']
+    for i, c in enumerate(speed):
+        y = 5 + i * row
+        colour = "#34a853" if c["value"] >= c["threshold"] else "#ea4335"
+        label = html.escape(c["key"] + (" " + c["label"] if c.get("label") else ""))
+        parts.append(f'<text x="0" y="{y + 18}" font-size="13">{label}</text>')
+        parts.append(f'<rect x="{left}" y="{y + 4}" width="{x(c["value"]) - left:.1f}" height="20" fill="{colour}"/>')
+        parts.append(f'<line x1="{x(c["threshold"]):.1f}" x2="{x(c["threshold"]):.1f}" y1="{y}" y2="{y + 28}" '
+                     f'stroke="#222" stroke-width="2"/>')
+        parts.append(f'<text x="{x(c["value"]) + 4:.1f}" y="{y + 18}" font-size="12">{fmt(c["value"])} '
+                     f'{html.escape(c.get("unit", ""))} (threshold {fmt(c["threshold"])})</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def html_report(chapters, title):
+    e = html.escape
+    device = first_device(chapters)
+    body = [f"<h1>{e(title)}</h1>",
+            f"<p>Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: " +
+            (e(f"{device['name']} (compute capability {device['compute_capability']}, {device['sms']} SMs, "
+               f"driver {device['driver']}, runtime {device['runtime']})") if device else "none recorded") + ".</p>",
+            "<table><tr><th>chapter</th><th>exercise</th><th>status</th><th>points</th></tr>"]
+    total = total_max = 0.0
+    for ch in chapters:
+        for ex in ch["exercises"]:
+            body.append(f"<tr><td>{e(ch['name'])}</td><td><a href='#{e(ch['name'])}-{e(ex['exercise'])}'>"
+                        f"{e(ex['title'])}</a></td><td class='{status_class(ex['status'])}'>"
+                        f"{e(STATUS_TEXT.get(ex['status'], ex['status']))}</td>"
+                        f"<td>{ex['points']:g} / {ex['max_points']:g}</td></tr>")
+            total += ex["points"]
+            total_max += ex["max_points"]
+    body.append(f"<tr><th>total</th><th></th><th></th><th>{total:g} / {total_max:g}</th></tr></table>")
+    for ch in chapters:
+        body.append(f"<h2>{e(ch['name'])}: {e(ch['title'])}</h2>")
+        if ch["build_error"] is not None:
+            body.append(f"<p class='bad'>The chapter did not compile. The compiler said:</p>"
+                        f"<pre>{e(ch['build_error'].strip()[-4000:])}</pre>")
+        for ex in ch["exercises"]:
+            body.append(f"<h3 id='{e(ch['name'])}-{e(ex['exercise'])}'>{e(ex['title'])}: "
+                        f"<span class='{status_class(ex['status'])}'>{e(STATUS_TEXT.get(ex['status'], ex['status']))}"
+                        f"</span>, {ex['points']:g} / {ex['max_points']:g} points</h3>")
+            if ex.get("message"):
+                body.append(f"<p>{e(ex['message'])}</p>")
+            body.append(speed_bars(ex.get("checks", [])))
+            if ex.get("checks"):
+                body.append("<table><tr><th>check</th><th>case</th><th>status</th><th>measured</th><th>message</th></tr>")
+                for c in ex["checks"]:
+                    body.append(f"<tr><td>{e(c['key'])}</td><td>{e(c.get('label', ''))}</td>"
+                                f"<td class='{status_class(c['status'])}'>{e(c['status'])}</td>"
+                                f"<td>{e(check_value(c))}</td><td class='msg'>{e(c.get('message', ''))}</td></tr>")
+                body.append("</table>")
+            if ex["status"] != "passed" and ex.get("read"):
+                body.append(f"<p>Read: <code>{e(ex['read'])}</code></p>")
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}</title>"
+            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+# ---- Gradescope ----------------------------------------------------------------------------------
+
+def gradescope(chapters):
+    tests = []
+    for ch in chapters:
+        for ex in ch["exercises"]:
+            lines = [ex.get("message") or ""]
+            lines += [f"{c['key']} [{c.get('label', '')}]: {c['status']} {c.get('message', '')}".rstrip()
+                      for c in ex.get("checks", []) if c["status"] != "passed"]
+            if ex["status"] != "passed" and ex.get("read"):
+                lines.append("Read: " + ex["read"])
+            tests.append({"name": f"{ch['name']}/{ex['exercise']}: {ex['title']}",
+                          "score": round(ex["points"], 3), "max_score": ex["max_points"],
+                          "status": "passed" if ex["status"] == "passed" else "failed",
+                          "output": "\n".join(l for l in lines if l)})
+    return {"score": round(sum(t["score"] for t in tests), 3), "tests": tests}
+
+
+def summary_table(chapters):
+    rows = []
+    for ch in chapters:
+        for ex in ch["exercises"]:
+            rows.append((ch["name"], ex["exercise"], STATUS_TEXT.get(ex["status"], ex["status"]),
+                         f"{ex['points']:g}/{ex['max_points']:g}"))
+    if not rows:
+        return "no results found"
+    widths = [max(len(r[i]) for r in rows + [("chapter", "exercise", "status", "points")]) for i in range(4)]
+    line = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths))
+    total = sum(ex["points"] for ch in chapters for ex in ch["exercises"])
+    total_max = sum(ex["max_points"] for ch in chapters for ex in ch["exercises"])
+    return "\n".join([line(("chapter", "exercise", "status", "points"))] + [line(r) for r in rows] +
+                     [f"total: {total:g} / {total_max:g} points"])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", required=True, type=pathlib.Path, help="the graders' results folder")
+    parser.add_argument("--thresholds", required=True, type=pathlib.Path, help="grader/thresholds.json")
+    parser.add_argument("--out", required=True, type=pathlib.Path, help="where the reports go")
+    parser.add_argument("--title", default="CUDA course: grading report")
+    args = parser.parse_args(argv)
+
+    thresholds = json.loads(args.thresholds.read_text())
+    chapters = load_chapters(args.results, thresholds)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "report.md").write_text(markdown(chapters, args.title))
+    (args.out / "report.html").write_text(html_report(chapters, args.title))
+    (args.out / "results.json").write_text(json.dumps(gradescope(chapters), indent=2) + "\n")
+    print(summary_table(chapters))
+    print(f"report: {args.out / 'report.md'} (also report.html, results.json)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

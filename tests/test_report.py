@@ -1,0 +1,93 @@
+"""Host tests of the report tool: python3 test_report.py path/to/report.py"""
+import importlib.util
+import json
+import pathlib
+import sys
+import tempfile
+import unittest
+
+spec = importlib.util.spec_from_file_location("report", sys.argv.pop(1))
+report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(report)
+
+THRESHOLDS = {
+    "scoring": {"reference_margin": 1.25, "partial_credit_from": 0.5},
+    "chapters": {
+        "01_a": {"title": "A", "exercises": {
+            "add": {"title": "1. Add", "read": "notes/01_a.md#add",
+                    "checks": {"correct": {"points": 6},
+                               "speed": {"points": 4, "kind": "speed", "threshold": 0.7}}},
+            "hang": {"title": "2. Hang", "checks": {"ok": {"points": 5}}},
+            "never": {"title": "3. Never run", "checks": {"ok": {"points": 5}}}}},
+        "02_b": {"title": "B", "exercises": {"x": {"title": "1. X", "checks": {"ok": {"points": 10}}}}},
+        "03_c": {"title": "C", "exercises": {"y": {"title": "1. Y", "checks": {"ok": {"points": 10}}}}},
+    },
+}
+
+DEVICE = {"name": "Test GPU", "compute_capability": "9.0", "sms": 132, "driver": "13.0", "runtime": "13.0"}
+
+
+def result(chapter, exercise, status, points, max_points, checks=(), message=""):
+    return {"chapter": chapter, "exercise": exercise, "title": exercise, "read": "notes/x.md", "mode": "grade",
+            "status": status, "message": message, "checks": list(checks), "scores": [], "points": points,
+            "max_points": max_points, "device": DEVICE, "seed": 1, "seconds": 0.5}
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        root = pathlib.Path(self.tmp.name)
+        self.results, self.out = root / "results", root / "out"
+        self.thresholds = root / "thresholds.json"
+        self.thresholds.write_text(json.dumps(THRESHOLDS))
+        a = self.results / "01_a"
+        a.mkdir(parents=True)
+        speed = {"key": "speed", "label": "", "status": "failed", "message": "0.6 x (threshold 0.7)",
+                 "value": 0.6, "threshold": 0.7, "unit": "x copy"}
+        (a / "add.json").write_text(json.dumps(result("01_a", "add", "failed", 8.3, 10,
+                                                      [{"key": "correct", "label": "n=1", "status": "passed",
+                                                        "message": ""}, speed], "failed: speed")))
+        (a / "hang.json").write_text(json.dumps(result("01_a", "hang", "running", 0, 5)))
+        b = self.results / "02_b"
+        b.mkdir()
+        (b / "build_error.txt").write_text("runtime.cu(12): error: expected a ';'\n")
+        # 03_c has no results folder: it was not graded and is left out.
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def build(self):
+        self.assertEqual(report.main(["--results", str(self.results), "--thresholds", str(self.thresholds),
+                                      "--out", str(self.out)]), 0)
+        return ((self.out / "report.md").read_text(), (self.out / "report.html").read_text(),
+                json.loads((self.out / "results.json").read_text()))
+
+    def test_markdown_lists_every_exercise_of_graded_chapters(self):
+        md, _, _ = self.build()
+        self.assertIn("| 01_a | add | FAILED | 8.3 / 10 |", md)
+        self.assertIn("CRASHED", md)       # a results file left at "running"
+        self.assertIn("not run", md)       # an exercise with no results file
+        self.assertIn("DID NOT COMPILE", md)
+        self.assertIn("expected a ';'", md)  # the compiler's message
+        self.assertNotIn("03_c", md)
+        self.assertIn("**8.3 / 30**", md)
+        self.assertIn("Test GPU", md)
+
+    def test_html_draws_speed_against_threshold(self):
+        _, page, _ = self.build()
+        self.assertIn("<svg", page)
+        self.assertIn("threshold 0.7", page)
+        self.assertIn("DID NOT COMPILE", page)
+
+    def test_gradescope_results(self):
+        _, _, gs = self.build()
+        self.assertAlmostEqual(gs["score"], 8.3)
+        names = [t["name"] for t in gs["tests"]]
+        self.assertEqual(len(names), 4)
+        add = gs["tests"][0]
+        self.assertEqual((add["status"], add["max_score"]), ("failed", 10))
+        self.assertIn("Read: notes/x.md", add["output"])
+
+
+if __name__ == "__main__":
+    unittest.main()
