@@ -28,6 +28,11 @@ void launch_busy_wait(double microseconds, cudaStream_t stream, int* counter) {
     CUDA_CHECK(cudaGetLastError());
 }
 
+cudaError_t launch_error_for(int blocks, int threads_per_block) {
+    probe_kernel<<<blocks, threads_per_block>>>();
+    return cudaGetLastError();
+}
+
 cudaError_t launch_probe_kernel() {
     probe_kernel<<<1, 1>>>();
     const cudaError_t err = cudaGetLastError();

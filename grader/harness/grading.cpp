@@ -271,7 +271,7 @@ bool check(const std::string& key, const std::string& label, bool ok, const std:
     r.status = ok ? CheckStatus::passed : CheckStatus::failed;
     r.message = ok ? "" : message;
     current().record(r);
-    if (!ok) FAIL_CHECK((key + " [" + label + "]: " + message).c_str());
+    if (!ok) FAIL_CHECK(doctest::String((key + " [" + label + "]: " + message).c_str()));
     return ok;
 }
 
@@ -321,7 +321,7 @@ bool check_speed(const std::string& key, const std::function<Ratio()>& measure) 
     r.message = msg.str();
     current().record(r);
     std::printf("  %s: %s %s\n", key.c_str(), ok ? "ok" : "TOO SLOW", msg.str().c_str());
-    if (!ok) FAIL_CHECK((key + ": " + msg.str()).c_str());
+    if (!ok) FAIL_CHECK(doctest::String((key + ": " + msg.str()).c_str()));
     return ok;
 }
 
@@ -353,6 +353,7 @@ int main(int argc, char** argv) {
         return app.exit(e);
     }
     opt.mode = mode == "reference" ? Mode::reference : mode == "skeleton" ? Mode::skeleton : Mode::grade;
+    if (!opt.sanitizer.empty()) opt.results_dir += "-" + opt.sanitizer;  // keep the timed results apart
 
     std::vector<std::string> rest = app.remaining();
     std::vector<const char*> doctest_args{argv[0]};
