@@ -67,7 +67,7 @@ TEST_CASE("error_handling") {
         const std::string message = ch01::describe_cuda_error(c.error, c.call, c.file, c.line);
         const std::string where = std::string(c.file) + ":" + std::to_string(c.line);
         for (const std::string& part : {std::string(c.call), where, error_name(c.error), std::string(cudaGetErrorString(c.error))})
-            check("message", error_name(c.error), message.find(part) != std::string::npos,
+            check("message", error_name(c.error) + " names \"" + part + "\"", message.find(part) != std::string::npos,
                   "the message \"" + message + "\" should contain \"" + part + "\"");
     }
 

@@ -85,7 +85,7 @@ def markdown(chapters, title):
     device = first_device(chapters)
     out.append(f"Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: " +
                (f"{device['name']} (compute capability {device['compute_capability']}, {device['sms']} SMs, "
-                f"driver {device['driver']}, runtime {device['runtime']})" if device else "none recorded") + ".")
+                f"driver for CUDA {device.get('driver_cuda_version', '?')}, runtime {device.get('runtime_cuda_version', '?')})" if device else "none recorded") + ".")
     out += ["", "| chapter | exercise | status | points |", "|---|---|---|---|"]
     total = total_max = 0.0
     for ch in chapters:
@@ -142,9 +142,9 @@ def speed_bars(checks):
     speed = [c for c in checks if "value" in c and "threshold" in c]
     if not speed:
         return ""
-    width, row, left = 640, 34, 150
-    scale_max = max(max(c["value"], c["threshold"]) for c in speed) * 1.15
-    x = lambda v: left + (width - left - 20) * v / scale_max
+    width, row, left, bar_area = 1000, 34, 150, 440  # room right of the bars for their labels
+    scale_max = max(max(c["value"], c["threshold"]) for c in speed) * 1.1
+    x = lambda v: left + bar_area * v / scale_max
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{row * len(speed) + 10}" '
              f'role="img" aria-label="measured speed against thresholds">']
     for i, c in enumerate(speed):
@@ -167,7 +167,7 @@ def html_report(chapters, title):
     body = [f"<h1>{e(title)}</h1>",
             f"<p>Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: " +
             (e(f"{device['name']} (compute capability {device['compute_capability']}, {device['sms']} SMs, "
-               f"driver {device['driver']}, runtime {device['runtime']})") if device else "none recorded") + ".</p>",
+               f"driver for CUDA {device.get('driver_cuda_version', '?')}, runtime {device.get('runtime_cuda_version', '?')})") if device else "none recorded") + ".</p>",
             "<table><tr><th>chapter</th><th>exercise</th><th>status</th><th>points</th></tr>"]
     total = total_max = 0.0
     for ch in chapters:

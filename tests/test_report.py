@@ -24,7 +24,7 @@ THRESHOLDS = {
     },
 }
 
-DEVICE = {"name": "Test GPU", "compute_capability": "9.0", "sms": 132, "driver": "13.0", "runtime": "13.0"}
+DEVICE = {"name": "Test GPU", "compute_capability": "9.0", "sms": 132, "driver_cuda_version": "13.0", "runtime_cuda_version": "13.0"}
 
 
 def result(chapter, exercise, status, points, max_points, checks=(), message=""):

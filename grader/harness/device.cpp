@@ -42,8 +42,8 @@ nlohmann::json device_fingerprint(int device) {
             {"l2_bytes", p.l2CacheSize},
             {"max_sm_clock_mhz", sm_clock_khz / 1000},
             {"max_memory_clock_mhz", mem_clock_khz / 1000},
-            {"driver", version(driver)},
-            {"runtime", version(runtime)}};
+            {"driver_cuda_version", version(driver)},
+            {"runtime_cuda_version", version(runtime)}};
 }
 
 void check_build_runs_on_gpu() {
