@@ -68,6 +68,20 @@ def first_device(chapters):
     return None
 
 
+def device_text(chapters):
+    device = first_device(chapters)
+    if not device:
+        return "none recorded"
+    return (f"{device['name']} (compute capability {device['compute_capability']}, {device['sms']} SMs, "
+            f"driver for CUDA {device.get('driver_cuda_version', '?')}, "
+            f"runtime {device.get('runtime_cuda_version', '?')})")
+
+
+def totals(chapters):
+    exercises = [ex for ch in chapters for ex in ch["exercises"]]
+    return sum(ex["points"] for ex in exercises), sum(ex["max_points"] for ex in exercises)
+
+
 def fmt(value):
     return "" if value is None else f"{value:.3g}"
 
@@ -81,19 +95,13 @@ def check_value(check):
 # ---- Markdown ----------------------------------------------------------------------------------
 
 def markdown(chapters, title):
-    out = [f"# {title}", ""]
-    device = first_device(chapters)
-    out.append(f"Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: " +
-               (f"{device['name']} (compute capability {device['compute_capability']}, {device['sms']} SMs, "
-                f"driver for CUDA {device.get('driver_cuda_version', '?')}, runtime {device.get('runtime_cuda_version', '?')})" if device else "none recorded") + ".")
-    out += ["", "| chapter | exercise | status | points |", "|---|---|---|---|"]
-    total = total_max = 0.0
+    out = [f"# {title}", "", f"Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: {device_text(chapters)}.",
+           "", "| chapter | exercise | status | points |", "|---|---|---|---|"]
     for ch in chapters:
         for ex in ch["exercises"]:
             out.append(f"| {ch['name']} | {ex['title']} | {STATUS_TEXT.get(ex['status'], ex['status'])} | "
                        f"{ex['points']:g} / {ex['max_points']:g} |")
-            total += ex["points"]
-            total_max += ex["max_points"]
+    total, total_max = totals(chapters)
     out += [f"| **total** | | | **{total:g} / {total_max:g}** |", ""]
     for ch in chapters:
         out += [f"## {ch['name']}: {ch['title']}", ""]
@@ -163,21 +171,16 @@ def speed_bars(checks):
 
 def html_report(chapters, title):
     e = html.escape
-    device = first_device(chapters)
     body = [f"<h1>{e(title)}</h1>",
-            f"<p>Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: " +
-            (e(f"{device['name']} (compute capability {device['compute_capability']}, {device['sms']} SMs, "
-               f"driver for CUDA {device.get('driver_cuda_version', '?')}, runtime {device.get('runtime_cuda_version', '?')})") if device else "none recorded") + ".</p>",
+            f"<p>Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: {e(device_text(chapters))}.</p>",
             "<table><tr><th>chapter</th><th>exercise</th><th>status</th><th>points</th></tr>"]
-    total = total_max = 0.0
     for ch in chapters:
         for ex in ch["exercises"]:
             body.append(f"<tr><td>{e(ch['name'])}</td><td><a href='#{e(ch['name'])}-{e(ex['exercise'])}'>"
                         f"{e(ex['title'])}</a></td><td class='{status_class(ex['status'])}'>"
                         f"{e(STATUS_TEXT.get(ex['status'], ex['status']))}</td>"
                         f"<td>{ex['points']:g} / {ex['max_points']:g}</td></tr>")
-            total += ex["points"]
-            total_max += ex["max_points"]
+    total, total_max = totals(chapters)
     body.append(f"<tr><th>total</th><th></th><th></th><th>{total:g} / {total_max:g}</th></tr></table>")
     for ch in chapters:
         body.append(f"<h2>{e(ch['name'])}: {e(ch['title'])}</h2>")
@@ -232,8 +235,7 @@ def summary_table(chapters):
         return "no results found"
     widths = [max(len(r[i]) for r in rows + [("chapter", "exercise", "status", "points")]) for i in range(4)]
     line = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths))
-    total = sum(ex["points"] for ch in chapters for ex in ch["exercises"])
-    total_max = sum(ex["max_points"] for ch in chapters for ex in ch["exercises"])
+    total, total_max = totals(chapters)
     return "\n".join([line(("chapter", "exercise", "status", "points"))] + [line(r) for r in rows] +
                      [f"total: {total:g} / {total_max:g} points"])
 

@@ -31,5 +31,3 @@ std::string cuda_failure_message(cudaError_t code, const char* call, const char*
             ::grade::throw_cuda_error(cuda_check_status_, #call, __FILE__, __LINE__); \
     } while (0)
 
-// After a kernel launch: the launch's own error (bad configuration, no kernel image).
-#define CUDA_CHECK_LAUNCH(what) CUDA_CHECK((static_cast<void>(what), cudaGetLastError()))

@@ -24,8 +24,8 @@ namespace ch01 {
 // ---- Exercise 1: initialize the runtime and describe the device ----------------------------
 
 DeviceReport init_and_describe(int device) {
-    // cudaInitDevice creates the device's primary context now, so that the cost (tens to hundreds
-    // of milliseconds) is paid here and not inside the first timed call.
+    // cudaInitDevice creates the device's primary context now, so that its cost is paid here and
+    // not inside the first timed call.
     CHECK(cudaInitDevice(device, 0, 0));
     CHECK(cudaSetDevice(device));
 
