@@ -82,8 +82,26 @@ def totals(chapters):
     return sum(ex["points"] for ex in exercises), sum(ex["max_points"] for ex in exercises)
 
 
+def figures_table(chapter):
+    """The figures the chapter's speed checks measured (GB/s, % of CUB...): a column per figure,
+    in the order first met, and a row per exercise that has any."""
+    columns, rows = [], []
+    for ex in chapter["exercises"]:
+        values = {}
+        for c in ex.get("checks", []):
+            for f in c.get("figures", []):
+                values[f["name"]] = f["value"]
+                if f["name"] not in columns:
+                    columns.append(f["name"])
+        if values:
+            rows.append((ex["title"], values))
+    return columns, rows
+
+
 def fmt(value):
-    return "" if value is None else f"{value:.3g}"
+    if value is None:
+        return ""
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def check_value(check):
@@ -107,6 +125,12 @@ def markdown(chapters, title):
         out += [f"## {ch['name']}: {ch['title']}", ""]
         if ch["build_error"] is not None:
             out += ["The chapter did not compile. The compiler said:", "", "```", ch["build_error"].strip()[-4000:], "```", ""]
+        columns, rows = figures_table(ch)
+        if rows:
+            out += ["Measured figures:", "", "| exercise | " + " | ".join(columns) + " |",
+                    "|---|" + "---|" * len(columns)]
+            out += [f"| {title} | " + " | ".join(fmt(values.get(c)) for c in columns) + " |" for title, values in rows]
+            out.append("")
         for ex in ch["exercises"]:
             out.append(f"### {ex['title']}: {STATUS_TEXT.get(ex['status'], ex['status'])}, "
                        f"{ex['points']:g} / {ex['max_points']:g} points")
@@ -169,6 +193,24 @@ def speed_bars(checks):
     return "".join(parts)
 
 
+def figures_html(chapter):
+    """The figures table; the first column also drawn as a bar, scaled to its largest value."""
+    columns, rows = figures_table(chapter)
+    if not rows:
+        return ""
+    top = max((values.get(columns[0]) or 0) for _, values in rows) or 1
+    out = ["<p>Measured figures:</p><table><tr><th>exercise</th>" +
+           "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>"]
+    for title, values in rows:
+        first = values.get(columns[0]) or 0
+        bar = (f"<div style='background:#4285f4;height:0.8em;width:{8 * first / top:.2f}em;"
+               f"display:inline-block;margin-right:0.4em'></div>")
+        out.append(f"<tr><td>{html.escape(title)}</td><td>{bar}{fmt(values.get(columns[0]))}</td>" +
+                   "".join(f"<td>{fmt(values.get(c))}</td>" for c in columns[1:]) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
 def html_report(chapters, title):
     e = html.escape
     body = [f"<h1>{e(title)}</h1>",
@@ -187,6 +229,7 @@ def html_report(chapters, title):
         if ch["build_error"] is not None:
             body.append(f"<p class='bad'>The chapter did not compile. The compiler said:</p>"
                         f"<pre>{e(ch['build_error'].strip()[-4000:])}</pre>")
+        body.append(figures_html(ch))
         for ex in ch["exercises"]:
             body.append(f"<h3 id='{e(ch['name'])}-{e(ex['exercise'])}'>{e(ex['title'])}: "
                         f"<span class='{status_class(ex['status'])}'>{e(STATUS_TEXT.get(ex['status'], ex['status']))}"

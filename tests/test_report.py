@@ -43,7 +43,8 @@ class ReportTest(unittest.TestCase):
         a = self.results / "01_a"
         a.mkdir(parents=True)
         speed = {"key": "speed", "label": "", "status": "failed", "message": "0.6 x (threshold 0.7)",
-                 "value": 0.6, "threshold": 0.7, "unit": "x copy"}
+                 "value": 0.6, "threshold": 0.7, "unit": "x copy",
+                 "figures": [{"name": "GB/s", "value": 2503.7}, {"name": "% of CUB", "value": 64.6}]}
         (a / "add.json").write_text(json.dumps(result("01_a", "add", "failed", 8.3, 10,
                                                       [{"key": "correct", "label": "n=1", "status": "passed",
                                                         "message": ""}, speed], "failed: speed")))
@@ -78,6 +79,12 @@ class ReportTest(unittest.TestCase):
         self.assertIn("<svg", page)
         self.assertIn("threshold 0.7", page)
         self.assertIn("DID NOT COMPILE", page)
+
+    def test_figures_table(self):
+        md, page, _ = self.build()
+        self.assertIn("| exercise | GB/s | % of CUB |", md)
+        self.assertIn("| add | 2504 | 64.6 |", md)
+        self.assertIn("<th>% of CUB</th>", page)
 
     def test_gradescope_results(self):
         _, _, gs = self.build()

@@ -24,6 +24,7 @@ TEST_CASE("results file round trip") {
     c.value = 1.5;
     c.threshold = 2.0;
     c.unit = "x";
+    c.figures = {{"GB/s", 2500}, {"% of CUB", 65}};
     r.checks.push_back(c);
     r.scores.push_back({"speed", 2, 4});
     r.scores.push_back({"correct", 6, 6});
@@ -38,6 +39,8 @@ TEST_CASE("results file round trip") {
     CHECK(j["checks"][0]["value"] == 1.5);
     CHECK(j["checks"][0]["threshold"] == 2.0);
     CHECK(j["checks"][0]["status"] == "failed");
+    CHECK(j["checks"][0]["figures"][1]["name"] == "% of CUB");  // in the order given
+    CHECK(j["checks"][0]["figures"][1]["value"] == 65);
     CHECK_FALSE(fs::exists(dir / "01_x" / "add.json.tmp"));
     fs::remove_all(dir);
 }

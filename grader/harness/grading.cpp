@@ -318,6 +318,7 @@ bool check_speed(const std::string& key, const std::function<Ratio()>& measure) 
     r.status = ok ? CheckStatus::passed : CheckStatus::failed;
     r.value = m.value;
     r.noise = m.noise;
+    r.figures = m.figures;
     r.message = msg.str();
     current().record(r);
     std::printf("  %s: %s %s\n", key.c_str(), ok ? "ok" : "TOO SLOW", msg.str().c_str());

@@ -7,9 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <doctest/doctest.h>
 
+#include "baselines.h"
 #include "buffers.h"
 #include "compare.h"
 #include "cuda_check.h"
@@ -50,6 +53,7 @@ struct Ratio {
     double value = 0;
     double noise = 0;
     std::string detail;  // the measured times or bandwidths behind the ratio
+    std::vector<std::pair<std::string, double>> figures;  // named figures for the report's table
 };
 bool check_speed(const std::string& key, const std::function<Ratio()>& measure);
 

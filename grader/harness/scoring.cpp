@@ -57,6 +57,10 @@ nlohmann::json to_json(const CheckRecord& r) {
     if (r.threshold) j["threshold"] = *r.threshold;
     if (r.noise) j["noise"] = *r.noise;
     if (!r.unit.empty()) j["unit"] = r.unit;
+    if (!r.figures.empty()) {
+        j["figures"] = nlohmann::json::array();
+        for (const auto& [name, value] : r.figures) j["figures"].push_back({{"name", name}, {"value", value}});
+    }
     return j;
 }
 

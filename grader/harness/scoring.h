@@ -7,6 +7,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,9 @@ struct CheckRecord {
     std::string message;
     std::optional<double> value, threshold, noise;  // speed and tolerance checks
     std::string unit;
+    // What a speed check measured along the way, in the order to show them: the report's table
+    // of a chapter's figures ("GB/s", "% of CUB") has a row per exercise.
+    std::vector<std::pair<std::string, double>> figures;
 };
 
 struct CheckScore {

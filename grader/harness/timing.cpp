@@ -83,29 +83,36 @@ Summary time_device_wide(const std::function<void()>& work, const TimingOptions&
 
 Interleaved time_interleaved(const StreamWork& baseline, const StreamWork& candidate, cudaStream_t stream,
                              const TimingOptions& options) {
-    for (int i = 0; i < options.warmup; ++i) {
-        baseline(stream);
-        candidate(stream);
-    }
+    const std::vector<Summary> t = time_rotating({baseline, candidate}, stream, options);
+    return {t[0], t[1]};
+}
+
+std::vector<Summary> time_rotating(const std::vector<StreamWork>& variants, cudaStream_t stream,
+                                   const TimingOptions& options) {
+    for (int i = 0; i < options.warmup; ++i)
+        for (const StreamWork& work : variants) work(stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    Event a0, a1, b0, b1;
-    std::vector<double> a, b;
+    std::vector<Event> starts(variants.size()), stops(variants.size());
+    std::vector<std::vector<double>> samples(variants.size());
     const auto began = Clock::now();
+    auto enough = [&] {
+        for (const std::vector<double>& s : samples)
+            if (!enough_samples(options.stop, s, seconds_since(began))) return false;
+        return true;
+    };
     do {
-        if (options.flush_l2) flush_l2(stream);
-        CUDA_CHECK(cudaEventRecord(a0, stream));
-        baseline(stream);
-        CUDA_CHECK(cudaEventRecord(a1, stream));
-        if (options.flush_l2) flush_l2(stream);
-        CUDA_CHECK(cudaEventRecord(b0, stream));
-        candidate(stream);
-        CUDA_CHECK(cudaEventRecord(b1, stream));
-        CUDA_CHECK(cudaEventSynchronize(b1));
-        a.push_back(elapsed_ms(a0, a1));
-        b.push_back(elapsed_ms(b0, b1));
-    } while (!(enough_samples(options.stop, a, seconds_since(began)) &&
-               enough_samples(options.stop, b, seconds_since(began))));
-    return {summarize(a), summarize(b)};
+        for (size_t v = 0; v < variants.size(); ++v) {
+            if (options.flush_l2) flush_l2(stream);
+            CUDA_CHECK(cudaEventRecord(starts[v], stream));
+            variants[v](stream);
+            CUDA_CHECK(cudaEventRecord(stops[v], stream));
+        }
+        CUDA_CHECK(cudaEventSynchronize(stops.back()));
+        for (size_t v = 0; v < variants.size(); ++v) samples[v].push_back(elapsed_ms(starts[v], stops[v]));
+    } while (!enough());
+    std::vector<Summary> result;
+    for (const std::vector<double>& s : samples) result.push_back(summarize(s));
+    return result;
 }
 
 }  // namespace grade

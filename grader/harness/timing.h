@@ -6,10 +6,12 @@
 //   streams (an event on the legacy default stream does not wait for non-blocking streams).
 // - time_interleaved: baseline and candidate alternate (A B A B ...) in the same process, so a
 //   drift in clocks or temperature hits both; their ratio is the speedup.
+// - time_rotating: the same for any number of variants (A B C A B C ...).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <vector>
 
 #include "stats.h"
 
@@ -33,6 +35,8 @@ struct Interleaved {
 };
 Interleaved time_interleaved(const StreamWork& baseline, const StreamWork& candidate, cudaStream_t stream,
                              const TimingOptions& options = {});
+std::vector<Summary> time_rotating(const std::vector<StreamWork>& variants, cudaStream_t stream,
+                                   const TimingOptions& options = {});
 
 // Evicts the L2 cache by writing a buffer twice its size.
 void flush_l2(cudaStream_t stream);
