@@ -139,7 +139,7 @@ int reduce_unrolled4(const int* in, size_t n, int* scratch, cudaStream_t stream)
 // TODO: the tree's last six levels, 64 values down to 1, by the 32 threads of warp 0 alone: no
 //       __syncthreads (the other warps do not call this). Keep your running sum in a register;
 //       at each level add values[tid + stride], then __syncwarp, store, __syncwarp (why both: the
-//       notes, section 6). Return lane 0's total.
+//       notes, section 8). Return lane 0's total.
 __device__ int warp_finish(int* values, unsigned tid) {
     return 0;
 }
