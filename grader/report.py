@@ -205,7 +205,7 @@ def figures_html(chapter):
         first = values.get(columns[0]) or 0
         bar = (f"<div style='background:#4285f4;height:0.8em;width:{8 * first / top:.2f}em;"
                f"display:inline-block;margin-right:0.4em'></div>")
-        out.append(f"<tr><td>{html.escape(title)}</td><td>{bar}{fmt(values.get(columns[0]))}</td>" +
+        out.append(f"<tr><td>{html.escape(title)}</td><td style='white-space:nowrap'>{bar}{fmt(values.get(columns[0]))}</td>" +
                    "".join(f"<td>{fmt(values.get(c))}</td>" for c in columns[1:]) + "</tr>")
     out.append("</table>")
     return "".join(out)
