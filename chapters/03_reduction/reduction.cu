@@ -31,18 +31,17 @@ namespace ch03 {
 constexpr unsigned kThreads = 1024;
 
 // ---- Given: the passes ---------------------------------------------------------------------------
-// A step's kernel turns n values into one partial sum per block. Run on the partials, and again,
-// it leaves one value: the sum. Each level's partials go into scratch after the previous level's.
-using LaunchLevel = void (*)(const int* in, int* partials, unsigned n, unsigned blocks, cudaStream_t stream);
-
-int reduce_in_passes(const int* in, size_t n, int* scratch, unsigned elements_per_block, LaunchLevel launch,
-                     cudaStream_t stream) {
+// A step's kernel turns n values into one partial sum per block of kThreads threads. Run on the
+// partials, and again, it leaves one value: the sum. Each level's partials go into scratch after
+// the previous level's. The launch offers every kernel kThreads ints of dynamic shared memory.
+template <void (*kKernel)(const int* in, int* partials, unsigned n)>
+int reduce_in_passes(const int* in, size_t n, int* scratch, unsigned elements_per_block, cudaStream_t stream) {
     const int* level_in = in;
     int* level_out = scratch;
     unsigned count = static_cast<unsigned>(n);
     do {
         const unsigned blocks = (count + elements_per_block - 1) / elements_per_block;
-        launch(level_in, level_out, count, blocks, stream);
+        kKernel<<<blocks, kThreads, kThreads * sizeof(int), stream>>>(level_in, level_out, count);
         CHECK(cudaGetLastError());
         level_in = level_out;
         level_out += blocks;
@@ -72,10 +71,7 @@ __global__ void neighbored_modulo(const int* in, int* partials, unsigned n) {
 }
 
 int reduce_neighbored_modulo(const int* in, size_t n, int* scratch, cudaStream_t stream) {
-    return reduce_in_passes(in, n, scratch, kThreads,
-        [](const int* in, int* partials, unsigned n, unsigned blocks, cudaStream_t stream) {
-            neighbored_modulo<<<blocks, kThreads, kThreads * sizeof(int), stream>>>(in, partials, n);
-        }, stream);
+    return reduce_in_passes<neighbored_modulo>(in, n, scratch, kThreads, stream);
 }
 
 // ---- Step 1: neighbored pairs, thread index remapped ---------------------------------------------
@@ -88,10 +84,7 @@ __global__ void neighbored_remapped(const int* in, int* partials, unsigned n) {
 }
 
 int reduce_neighbored_remapped(const int* in, size_t n, int* scratch, cudaStream_t stream) {
-    return reduce_in_passes(in, n, scratch, kThreads,
-        [](const int* in, int* partials, unsigned n, unsigned blocks, cudaStream_t stream) {
-            neighbored_remapped<<<blocks, kThreads, kThreads * sizeof(int), stream>>>(in, partials, n);
-        }, stream);
+    return reduce_in_passes<neighbored_remapped>(in, n, scratch, kThreads, stream);
 }
 
 // ---- Step 2: interleaved pairs ---------------------------------------------------------------------
@@ -103,10 +96,7 @@ __global__ void interleaved(const int* in, int* partials, unsigned n) {
 }
 
 int reduce_interleaved(const int* in, size_t n, int* scratch, cudaStream_t stream) {
-    return reduce_in_passes(in, n, scratch, kThreads,
-        [](const int* in, int* partials, unsigned n, unsigned blocks, cudaStream_t stream) {
-            interleaved<<<blocks, kThreads, kThreads * sizeof(int), stream>>>(in, partials, n);
-        }, stream);
+    return reduce_in_passes<interleaved>(in, n, scratch, kThreads, stream);
 }
 
 // ---- Step 3: four blocks' worth of data per block --------------------------------------------------
@@ -126,10 +116,7 @@ __global__ void unrolled4(const int* in, int* partials, unsigned n) {
 }
 
 int reduce_unrolled4(const int* in, size_t n, int* scratch, cudaStream_t stream) {
-    return reduce_in_passes(in, n, scratch, kThreads * kUnroll,
-        [](const int* in, int* partials, unsigned n, unsigned blocks, cudaStream_t stream) {
-            unrolled4<<<blocks, kThreads, kThreads * sizeof(int), stream>>>(in, partials, n);
-        }, stream);
+    return reduce_in_passes<unrolled4>(in, n, scratch, kThreads * kUnroll, stream);
 }
 
 // ---- Step 4: the last warp unrolled -----------------------------------------------------------------
@@ -150,10 +137,7 @@ __global__ void last_warp_unrolled(const int* in, int* partials, unsigned n) {
 }
 
 int reduce_last_warp_unrolled(const int* in, size_t n, int* scratch, cudaStream_t stream) {
-    return reduce_in_passes(in, n, scratch, kThreads * kUnroll,
-        [](const int* in, int* partials, unsigned n, unsigned blocks, cudaStream_t stream) {
-            last_warp_unrolled<<<blocks, kThreads, kThreads * sizeof(int), stream>>>(in, partials, n);
-        }, stream);
+    return reduce_in_passes<last_warp_unrolled>(in, n, scratch, kThreads * kUnroll, stream);
 }
 
 // ---- Step 5: complete unrolling ---------------------------------------------------------------------
@@ -167,10 +151,7 @@ __global__ void __launch_bounds__(kBlock) complete_unroll(const int* in, int* pa
 }
 
 int reduce_complete_unroll(const int* in, size_t n, int* scratch, cudaStream_t stream) {
-    return reduce_in_passes(in, n, scratch, kThreads * kUnroll,
-        [](const int* in, int* partials, unsigned n, unsigned blocks, cudaStream_t stream) {
-            complete_unroll<kThreads><<<blocks, kThreads, 0, stream>>>(in, partials, n);
-        }, stream);
+    return reduce_in_passes<complete_unroll<kThreads>>(in, n, scratch, kThreads * kUnroll, stream);
 }
 
 // ---- Step 6: warp shuffles, wide loads, one grid sized to the GPU ----------------------------------
