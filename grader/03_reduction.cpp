@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <memory>
+#include <optional>
 
 #include "03_reduction.h"
 #include "grading.h"
@@ -106,8 +107,12 @@ void grade_step(Step step, bool against_cub) {
     Input large(kLarge);
     if (!check_sums(step, large)) return;  // speed counts only for a correct step
 
+    // The speedup's measurement also serves the comparison with CUB; a re-measurement (of a ratio
+    // too close to its threshold) takes a fresh one.
+    std::optional<Ladder> speedup_ladder;
     check_speed("speedup", [&] {
         const Ladder l = measure_ladder(step, large);
+        speedup_ladder = l;
         const double gbs = gigabytes_per_second(kLarge, l.step.median);
         const double gbs0 = gigabytes_per_second(kLarge, l.step0.median);
         const double gbs_cub = gigabytes_per_second(kLarge, l.cub.median);
@@ -123,7 +128,8 @@ void grade_step(Step step, bool against_cub) {
     });
     if (!against_cub) return;
     check_speed("vs_cub", [&] {
-        const Ladder l = measure_ladder(step, large);
+        const Ladder l = speedup_ladder ? *speedup_ladder : measure_ladder(step, large);
+        speedup_ladder.reset();
         return Ratio{l.cub.median / l.step.median, l.cub.noise + l.step.noise,
                      std::to_string(int(gigabytes_per_second(kLarge, l.step.median))) + " GB/s; CUB " +
                          std::to_string(int(gigabytes_per_second(kLarge, l.cub.median))) + " GB/s"};
