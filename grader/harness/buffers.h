@@ -1,7 +1,11 @@
-// Device and pinned host buffers that free themselves.
+// Device buffers, pinned host buffers and streams that free themselves.
 //
 // Every device buffer carries a guard zone after its last element, filled with a known pattern:
 // guard_intact() tells whether a kernel wrote past the end.
+//
+// Uploads and fills are finished when they return. cudaMemcpy from pageable memory may return
+// before its last bytes reach the device, and cudaMemset before it has run; both go to the legacy
+// default stream, which work on a non-blocking stream does not wait for.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -23,6 +27,7 @@ public:
     explicit DeviceBuffer(size_t count) : count_(count) {
         CUDA_CHECK(cudaMalloc(&data_, bytes() + kGuardBytes));
         CUDA_CHECK(cudaMemset(reinterpret_cast<char*>(data_) + bytes(), kGuardByte, kGuardBytes));
+        finish();
     }
     explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
     ~DeviceBuffer() { cudaFree(data_); }  // no check: after a sticky error it fails, harmlessly
@@ -36,6 +41,7 @@ public:
 
     void upload(const std::vector<T>& host) {
         CUDA_CHECK(cudaMemcpy(data_, host.data(), std::min(bytes(), host.size() * sizeof(T)), cudaMemcpyHostToDevice));
+        finish();
     }
     std::vector<T> download() const {
         std::vector<T> host(count_);
@@ -43,7 +49,10 @@ public:
         return host;
     }
     void poison() { fill_bytes(kPoisonByte); }
-    void fill_bytes(unsigned char byte) { CUDA_CHECK(cudaMemset(data_, byte, bytes())); }
+    void fill_bytes(unsigned char byte) {
+        CUDA_CHECK(cudaMemset(data_, byte, bytes()));
+        finish();
+    }
 
     bool guard_intact() const {
         std::vector<unsigned char> guard(kGuardBytes);
@@ -53,6 +62,30 @@ public:
             if (b != kGuardByte) return false;
         return true;
     }
+
+private:
+    static void finish() { CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy)); }
+
+    T* data_ = nullptr;
+    size_t count_;
+};
+
+// Page-locked host memory: what asynchronous copies and graph memcpy nodes to the host need.
+template <class T>
+class PinnedBuffer {
+public:
+    explicit PinnedBuffer(size_t count) : count_(count) {
+        CUDA_CHECK(cudaMallocHost(&data_, std::max<size_t>(count, 1) * sizeof(T)));
+    }
+    ~PinnedBuffer() { cudaFreeHost(data_); }
+    PinnedBuffer(const PinnedBuffer&) = delete;
+    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+    T* get() { return data_; }
+    T& operator[](size_t i) { return data_[i]; }
+    size_t size() const { return count_; }
+    std::vector<T> to_vector() const { return std::vector<T>(data_, data_ + count_); }
+    void fill_bytes(unsigned char byte) { std::fill_n(reinterpret_cast<unsigned char*>(data_), count_ * sizeof(T), byte); }
 
 private:
     T* data_ = nullptr;
