@@ -82,20 +82,24 @@ def totals(chapters):
     return sum(ex["points"] for ex in exercises), sum(ex["max_points"] for ex in exercises)
 
 
-def figures_table(chapter):
-    """The figures the chapter's speed checks measured (GB/s, % of CUB...): a column per figure,
-    in the order first met, and a row per exercise that has any."""
-    columns, rows = [], []
+def figures_tables(chapter):
+    """The figures the chapter's speed checks measured (GB/s, % of CUB...), as tables of
+    (columns, rows): a row per exercise that has any, a column per figure. Consecutive exercises
+    with the same figures share a table (a ladder of steps); others get their own."""
+    tables = []
     for ex in chapter["exercises"]:
         values = {}
         for c in ex.get("checks", []):
             for f in c.get("figures", []):
                 values[f["name"]] = f["value"]
-                if f["name"] not in columns:
-                    columns.append(f["name"])
-        if values:
-            rows.append((ex["title"], values))
-    return columns, rows
+        if not values:
+            continue
+        columns = list(values)
+        if tables and tables[-1][0] == columns:
+            tables[-1][1].append((ex["title"], values))
+        else:
+            tables.append((columns, [(ex["title"], values)]))
+    return tables
 
 
 def fmt(value):
@@ -125,8 +129,7 @@ def markdown(chapters, title):
         out += [f"## {ch['name']}: {ch['title']}", ""]
         if ch["build_error"] is not None:
             out += ["The chapter did not compile. The compiler said:", "", "```", ch["build_error"].strip()[-4000:], "```", ""]
-        columns, rows = figures_table(ch)
-        if rows:
+        for columns, rows in figures_tables(ch):
             out += ["Measured figures:", "", "| exercise | " + " | ".join(columns) + " |",
                     "|---|" + "---|" * len(columns)]
             out += [f"| {title} | " + " | ".join(fmt(values.get(c)) for c in columns) + " |" for title, values in rows]
@@ -194,20 +197,19 @@ def speed_bars(checks):
 
 
 def figures_html(chapter):
-    """The figures table; the first column also drawn as a bar, scaled to its largest value."""
-    columns, rows = figures_table(chapter)
-    if not rows:
-        return ""
-    top = max((values.get(columns[0]) or 0) for _, values in rows) or 1
-    out = ["<p>Measured figures:</p><table><tr><th>exercise</th>" +
-           "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>"]
-    for title, values in rows:
-        first = values.get(columns[0]) or 0
-        bar = (f"<div style='background:#4285f4;height:0.8em;width:{8 * first / top:.2f}em;"
-               f"display:inline-block;margin-right:0.4em'></div>")
-        out.append(f"<tr><td>{html.escape(title)}</td><td style='white-space:nowrap'>{bar}{fmt(values.get(columns[0]))}</td>" +
-                   "".join(f"<td>{fmt(values.get(c))}</td>" for c in columns[1:]) + "</tr>")
-    out.append("</table>")
+    """The figures tables; each table's first column also drawn as a bar, scaled to its largest value."""
+    out = []
+    for columns, rows in figures_tables(chapter):
+        top = max((values.get(columns[0]) or 0) for _, values in rows) or 1
+        out.append("<p>Measured figures:</p><table><tr><th>exercise</th>" +
+                   "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
+        for title, values in rows:
+            first = values.get(columns[0]) or 0
+            bar = (f"<div style='background:#4285f4;height:0.8em;width:{8 * first / top:.2f}em;"
+                   f"display:inline-block;margin-right:0.4em'></div>")
+            out.append(f"<tr><td>{html.escape(title)}</td><td style='white-space:nowrap'>{bar}{fmt(values.get(columns[0]))}</td>" +
+                       "".join(f"<td>{fmt(values.get(c))}</td>" for c in columns[1:]) + "</tr>")
+        out.append("</table>")
     return "".join(out)
 
 

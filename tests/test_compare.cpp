@@ -19,6 +19,12 @@ TEST_CASE("exact comparison names the first mismatches") {
     CHECK(c.message().find("[1] expected 2, got 5") != std::string::npos);
 }
 
+TEST_CASE("unsigned 32-bit values are shown in full") {
+    const Comparison c = compare_exact(std::vector<uint32_t>{4294967295u, 7}, std::vector<uint32_t>{4294967294u, 7});
+    CHECK(c.mismatches == 1);
+    CHECK(c.message().find("[0] expected 4294967295, got 4294967294") != std::string::npos);
+}
+
 TEST_CASE("equal arrays pass with an empty message") {
     const Comparison c = compare_exact(std::vector<int64_t>{1, 2}, std::vector<int64_t>{1, 2});
     CHECK(c.ok());

@@ -86,6 +86,15 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| add | 2504 | 64.6 |", md)
         self.assertIn("<th>% of CUB</th>", page)
 
+    def test_exercises_with_other_figures_get_their_own_table(self):
+        def exercise(title, figures):
+            return {"title": title, "checks": [{"figures": [{"name": k, "value": v} for k, v in figures.items()]}]}
+        chapter = {"exercises": [exercise("step 1", {"GB/s": 1.0}), exercise("step 2", {"GB/s": 2.0}),
+                                 exercise("no figures", {}), exercise("update", {"us per call": 0.6, "us per build": 20})]}
+        tables = report.figures_tables(chapter)
+        self.assertEqual([columns for columns, _ in tables], [["GB/s"], ["us per call", "us per build"]])
+        self.assertEqual([title for title, _ in tables[0][1]], ["step 1", "step 2"])
+
     def test_gradescope_results(self):
         _, _, gs = self.build()
         self.assertAlmostEqual(gs["score"], 8.3)

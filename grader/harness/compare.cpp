@@ -45,6 +45,7 @@ Comparison compare(const std::vector<Expected>& expected, const std::vector<Got>
 std::string Comparison::message() const {
     if (ok()) return "";
     std::ostringstream s;
+    s.precision(10);  // every 32-bit integer in full
     if (mismatches > 0) {
         s << mismatches << " of " << count << " elements differ";
         for (const Mismatch& m : first) {
@@ -63,6 +64,10 @@ Comparison compare_exact(const std::vector<int32_t>& expected, const std::vector
 
 Comparison compare_exact(const std::vector<int64_t>& expected, const std::vector<int64_t>& got) {
     return compare(expected, got, [](int64_t e, int64_t g) { return e == g; });
+}
+
+Comparison compare_exact(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& got) {
+    return compare(expected, got, [](uint32_t e, uint32_t g) { return e == g; });
 }
 
 Comparison compare_close(const std::vector<double>& expected, const std::vector<float>& got, Tolerance tol) {

@@ -34,6 +34,7 @@ struct Tolerance {
 
 Comparison compare_exact(const std::vector<int32_t>& expected, const std::vector<int32_t>& got);
 Comparison compare_exact(const std::vector<int64_t>& expected, const std::vector<int64_t>& got);
+Comparison compare_exact(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& got);
 Comparison compare_close(const std::vector<double>& expected, const std::vector<float>& got, Tolerance tolerance);
 
 }  // namespace grade

@@ -34,6 +34,19 @@ float elapsed_ms(const Event& start, const Event& stop) {
     return ms;
 }
 
+bool every_variant_has_enough(const StoppingRule& rule, const std::vector<std::vector<double>>& samples,
+                              Clock::time_point began) {
+    for (const std::vector<double>& s : samples)
+        if (!enough_samples(rule, s, seconds_since(began))) return false;
+    return true;
+}
+
+std::vector<Summary> summarize_each(const std::vector<std::vector<double>>& samples) {
+    std::vector<Summary> result;
+    for (const std::vector<double>& s : samples) result.push_back(summarize(s));
+    return result;
+}
+
 }  // namespace
 
 void flush_l2(cudaStream_t stream) {
@@ -64,21 +77,7 @@ Summary time_on_stream(const StreamWork& work, cudaStream_t stream, const Timing
 }
 
 Summary time_device_wide(const std::function<void()>& work, const TimingOptions& options) {
-    for (int i = 0; i < options.warmup; ++i) work();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<double> samples;
-    const auto began = Clock::now();
-    do {
-        if (options.flush_l2) {
-            flush_l2(nullptr);
-            CUDA_CHECK(cudaDeviceSynchronize());
-        }
-        const auto t0 = Clock::now();
-        work();
-        CUDA_CHECK(cudaDeviceSynchronize());
-        samples.push_back(seconds_since(t0) * 1e3);
-    } while (!enough_samples(options.stop, samples, seconds_since(began)));
-    return summarize(samples);
+    return time_rotating_device_wide({work}, options)[0];
 }
 
 Interleaved time_interleaved(const StreamWork& baseline, const StreamWork& candidate, cudaStream_t stream,
@@ -95,11 +94,6 @@ std::vector<Summary> time_rotating(const std::vector<StreamWork>& variants, cuda
     std::vector<Event> starts(variants.size()), stops(variants.size());
     std::vector<std::vector<double>> samples(variants.size());
     const auto began = Clock::now();
-    auto enough = [&] {
-        for (const std::vector<double>& s : samples)
-            if (!enough_samples(options.stop, s, seconds_since(began))) return false;
-        return true;
-    };
     do {
         for (size_t v = 0; v < variants.size(); ++v) {
             if (options.flush_l2) flush_l2(stream);
@@ -109,10 +103,30 @@ std::vector<Summary> time_rotating(const std::vector<StreamWork>& variants, cuda
         }
         CUDA_CHECK(cudaEventSynchronize(stops.back()));
         for (size_t v = 0; v < variants.size(); ++v) samples[v].push_back(elapsed_ms(starts[v], stops[v]));
-    } while (!enough());
-    std::vector<Summary> result;
-    for (const std::vector<double>& s : samples) result.push_back(summarize(s));
-    return result;
+    } while (!every_variant_has_enough(options.stop, samples, began));
+    return summarize_each(samples);
+}
+
+std::vector<Summary> time_rotating_device_wide(const std::vector<std::function<void()>>& variants,
+                                               const TimingOptions& options) {
+    for (int i = 0; i < options.warmup; ++i)
+        for (const auto& work : variants) work();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<std::vector<double>> samples(variants.size());
+    const auto began = Clock::now();
+    do {
+        for (size_t v = 0; v < variants.size(); ++v) {
+            if (options.flush_l2) {
+                flush_l2(nullptr);
+                CUDA_CHECK(cudaDeviceSynchronize());
+            }
+            const auto t0 = Clock::now();
+            variants[v]();
+            CUDA_CHECK(cudaDeviceSynchronize());
+            samples[v].push_back(seconds_since(t0) * 1e3);
+        }
+    } while (!every_variant_has_enough(options.stop, samples, began));
+    return summarize_each(samples);
 }
 
 }  // namespace grade

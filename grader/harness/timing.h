@@ -7,6 +7,8 @@
 // - time_interleaved: baseline and candidate alternate (A B A B ...) in the same process, so a
 //   drift in clocks or temperature hits both; their ratio is the speedup.
 // - time_rotating: the same for any number of variants (A B C A B C ...).
+// - time_rotating_device_wide: a rotation timed like time_device_wide, for variants that wait for
+//   their own work, span streams, or make host-side calls only (updating a graph, say).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -37,6 +39,8 @@ Interleaved time_interleaved(const StreamWork& baseline, const StreamWork& candi
                              const TimingOptions& options = {});
 std::vector<Summary> time_rotating(const std::vector<StreamWork>& variants, cudaStream_t stream,
                                    const TimingOptions& options = {});
+std::vector<Summary> time_rotating_device_wide(const std::vector<std::function<void()>>& variants,
+                                               const TimingOptions& options = {});
 
 // Evicts the L2 cache by writing a buffer twice its size.
 void flush_l2(cudaStream_t stream);
