@@ -13,19 +13,12 @@
 //
 // Grade it with:  ./grade 03_reduction
 #include "03_reduction.h"
+#include "check.h"
 
 #include <stdexcept>
 #include <string>
 
 namespace ch03 {
-
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t check_status_ = (call);                                                           \
-        if (check_status_ != cudaSuccess)                                                             \
-            throw std::runtime_error(std::string(#call) + " failed at " + __FILE__ + ":" +            \
-                                     std::to_string(__LINE__) + ": " + cudaGetErrorName(check_status_)); \
-    } while (0)
 
 // Threads per block of steps 0-5. Each block reduces its share to one partial sum.
 constexpr unsigned kThreads = 1024;

@@ -10,20 +10,13 @@
 //   5. the whole tree unrolled, the block size a template parameter
 //   6. warp shuffles, 16-byte loads, a grid sized to the GPU (beyond the seeds)
 #include "03_reduction.h"
+#include "check.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
 namespace ch03 {
-
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t check_status_ = (call);                                                           \
-        if (check_status_ != cudaSuccess)                                                             \
-            throw std::runtime_error(std::string(#call) + " failed at " + __FILE__ + ":" +            \
-                                     std::to_string(__LINE__) + ": " + cudaGetErrorName(check_status_)); \
-    } while (0)
 
 // Threads per block of steps 0-5. Each block reduces its share to one partial sum.
 constexpr unsigned kThreads = 1024;
