@@ -1,0 +1,578 @@
+// Grader for chapter 07 (CUDA graphs). One TEST_CASE per exercise, named as in thresholds.json.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "07_graphs.h"
+#include "grading.h"
+
+GRADE_CHAPTER("07_graphs", 7, 0, "any GPU CUDA 12 supports");
+
+using namespace grade;
+
+namespace {
+
+std::vector<uint32_t> random_words(size_t n, const std::string& label) {
+    const std::vector<int32_t> v = random_ints(n, seed_for(label), INT32_MIN, INT32_MAX);
+    return std::vector<uint32_t>(v.begin(), v.end());
+}
+
+// The caller's stream must not be left capturing.
+bool stream_not_capturing(cudaStream_t stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    return status == cudaStreamCaptureStatusNone;
+}
+
+class GraphExec {
+public:
+    explicit GraphExec(cudaGraph_t graph) { CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0)); }
+    ~GraphExec() { cudaGraphExecDestroy(exec_); }
+    GraphExec(const GraphExec&) = delete;
+    GraphExec& operator=(const GraphExec&) = delete;
+    operator cudaGraphExec_t() const { return exec_; }
+
+private:
+    cudaGraphExec_t exec_ = nullptr;
+};
+
+// A graph the student's code returned, destroyed when the check is done with it.
+struct OwnedGraph {
+    cudaGraph_t graph = nullptr;
+    explicit OwnedGraph(cudaGraph_t g) : graph(g) {}
+    ~OwnedGraph() {
+        if (graph) cudaGraphDestroy(graph);
+    }
+    OwnedGraph(const OwnedGraph&) = delete;
+    OwnedGraph& operator=(const OwnedGraph&) = delete;
+};
+
+// ---- Reading a graph back through the API ---------------------------------------------------------
+std::vector<cudaGraphNode_t> nodes_of(cudaGraph_t graph) {
+    size_t count = 0;
+    CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+    std::vector<cudaGraphNode_t> nodes(count);
+    if (count > 0) CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+    return nodes;
+}
+
+std::vector<cudaGraphNode_t> dependencies_of(cudaGraphNode_t node) {
+    size_t count = 0;
+#if CUDART_VERSION >= 13000
+    CUDA_CHECK(cudaGraphNodeGetDependencies(node, nullptr, nullptr, &count));
+    std::vector<cudaGraphNode_t> deps(count);
+    if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(node, deps.data(), nullptr, &count));
+#else
+    CUDA_CHECK(cudaGraphNodeGetDependencies(node, nullptr, &count));
+    std::vector<cudaGraphNode_t> deps(count);
+    if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(node, deps.data(), &count));
+#endif
+    return deps;
+}
+
+cudaGraphNodeType type_of(cudaGraphNode_t node) {
+    cudaGraphNodeType type;
+    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    return type;
+}
+
+// A graph's nodes named by what they do, and which node depends on which.
+struct GraphView {
+    std::vector<cudaGraphNode_t> nodes;
+    std::map<cudaGraphNode_t, std::string> names;
+    std::map<cudaGraphNode_t, std::vector<cudaGraphNode_t>> dependencies;
+
+    // Kernel nodes are named after their kernel when `kernels` knows it.
+    GraphView(cudaGraph_t graph, const std::map<const void*, std::string>& kernels) : nodes(nodes_of(graph)) {
+        for (cudaGraphNode_t node : nodes) {
+            dependencies[node] = dependencies_of(node);
+            names[node] = describe(node, kernels);
+        }
+    }
+
+    static std::string describe(cudaGraphNode_t node, const std::map<const void*, std::string>& kernels) {
+        switch (type_of(node)) {
+            case cudaGraphNodeTypeKernel: {
+                cudaKernelNodeParams p{};
+                CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
+                const auto k = kernels.find(p.func);
+                return k != kernels.end() ? k->second : "another kernel";
+            }
+            case cudaGraphNodeTypeMemset: return "memset";
+            case cudaGraphNodeTypeMemcpy: return "memcpy";
+            case cudaGraphNodeTypeEmpty: return "empty node";
+            case cudaGraphNodeTypeHost: return "host node";
+            case cudaGraphNodeTypeConditional: return "conditional node";
+            case cudaGraphNodeTypeGraph: return "child graph";
+            default: return "another kind of node";
+        }
+    }
+
+    std::vector<cudaGraphNode_t> named(const std::string& name) const {
+        std::vector<cudaGraphNode_t> found;
+        for (cudaGraphNode_t node : nodes)
+            if (names.at(node) == name) found.push_back(node);
+        return found;
+    }
+
+    bool reaches(cudaGraphNode_t from, cudaGraphNode_t to) const {  // `to` waits for `from`
+        std::vector<cudaGraphNode_t> todo{to};
+        std::map<cudaGraphNode_t, bool> seen;
+        while (!todo.empty()) {
+            const cudaGraphNode_t n = todo.back();
+            todo.pop_back();
+            for (cudaGraphNode_t d : dependencies.at(n)) {
+                if (d == from) return true;
+                if (!seen[d]) {
+                    seen[d] = true;
+                    todo.push_back(d);
+                }
+            }
+        }
+        return false;
+    }
+
+    std::string summary() const {
+        std::map<std::string, int> count;
+        for (cudaGraphNode_t node : nodes) ++count[names.at(node)];
+        std::string s = std::to_string(nodes.size()) + " nodes:";
+        for (const auto& [name, c] : count) s += " " + std::to_string(c) + " x " + name + ",";
+        s.pop_back();
+        return s;
+    }
+};
+
+// ---- Exercise 1: the short-kernel loop ------------------------------------------------------------
+using Loop = void (*)(unsigned* data, int n, int steps, cudaStream_t stream);
+
+std::vector<uint32_t> advance_on_cpu(std::vector<uint32_t> x, int steps) {
+    for (int s = 0; s < steps; ++s)
+        for (int k = 0; k < ch07::kKernelsPerStep; ++k)
+            for (uint32_t& v : x) v = 3 * v + k;
+    return x;
+}
+
+Comparison run_loop(Loop loop, int n, int steps, Stream& stream) {
+    const std::vector<uint32_t> start = random_words(n, "loop n=" + std::to_string(n));
+    DeviceBuffer<uint32_t> data(start);
+    loop(data.get(), n, steps, stream);
+    // A plain copy: it does not wait for the (non-blocking) stream, so a loop that returns before
+    // its last step has finished shows here.
+    Comparison c = compare_exact(advance_on_cpu(start, steps), data.download());
+    if (c.ok() && !data.guard_intact()) c.problem = "wrote past the end of data[0, n)";
+    return c;
+}
+
+const int kLoopN = 1 << 16;  // a kernel of about a microsecond: launch overhead dominates
+const int kLoopSteps = 50;   // 1000 kernels per timed call
+
+void grade_capture_loop() {
+    Stream stream;
+    for (const auto& [name, loop] : {std::pair<std::string, Loop>{"run_sync_each_kernel", ch07::run_sync_each_kernel},
+                                     {"run_sync_each_step", ch07::run_sync_each_step}})
+        if (!run_loop(loop, 1000, 2, stream).ok())
+            throw std::runtime_error(name + " (given) computes a wrong result: restore it");
+
+    bool correct = true;
+    for (const auto& [n, steps] : {std::pair{1, 1}, {1000, 3}, {kLoopN + 3, 2}}) {
+        const std::string label = "n=" + std::to_string(n) + ", " + std::to_string(steps) + " steps";
+        const Comparison c = run_loop(ch07::run_with_graph, n, steps, stream);
+        correct &= check("correct", label, c.ok(),
+                         c.message() + "\n(each step launches advance_kernel with k = 0, 1, ..., 19 in order; does "
+                                       "run_with_graph wait for the last step before it returns?)");
+        correct &= check("correct", label + ", stream usable", stream_not_capturing(stream),
+                         "the stream is still capturing when run_with_graph returns: end the capture");
+    }
+    if (!correct) return;
+
+    DeviceBuffer<uint32_t> data(random_words(kLoopN, "loop timing"));
+    auto run = [&](Loop loop) { return [&, loop] { loop(data.get(), kLoopN, kLoopSteps, stream); }; };
+    auto measure = [&] {
+        return time_rotating_device_wide(
+            {run(ch07::run_sync_each_kernel), run(ch07::run_sync_each_step), run(ch07::run_with_graph)});
+    };
+    // The first check's measurement serves the second too; a re-measurement (of a ratio too close
+    // to its threshold) takes a fresh one.
+    std::optional<std::vector<Summary>> first_measurement;
+    auto per_kernel_us = [](const Summary& s) { return s.median * 1e3 / (kLoopSteps * ch07::kKernelsPerStep); };
+    auto detail = [&](const std::vector<Summary>& t) {
+        std::ostringstream s;
+        s.precision(3);
+        s << "per kernel: sync each " << per_kernel_us(t[0]) << " us, sync each step " << per_kernel_us(t[1])
+          << " us, graph " << per_kernel_us(t[2]) << " us";
+        return s.str();
+    };
+    check_speed("vs_sync_each_kernel", [&] {
+        const std::vector<Summary> t = measure();
+        first_measurement = t;
+        return Ratio{t[0].median / t[2].median, t[0].noise + t[2].noise, detail(t),
+                     {{"us per kernel, graph", per_kernel_us(t[2])},
+                      {"us per kernel, sync each kernel", per_kernel_us(t[0])},
+                      {"us per kernel, sync each step", per_kernel_us(t[1])}}};
+    });
+    check_speed("vs_sync_each_step", [&] {
+        const std::vector<Summary> t = first_measurement ? *first_measurement : measure();
+        first_measurement.reset();
+        return Ratio{t[1].median / t[2].median, t[1].noise + t[2].noise, detail(t)};
+    });
+}
+
+// ---- Exercises 2 and 3: the diamond ------------------------------------------------------------------
+struct Diamond {
+    int n;
+    DeviceBuffer<uint32_t> in, mid, left, right, out;
+    DeviceBuffer<unsigned long long> checksum;
+    PinnedBuffer<uint32_t> out_host;
+
+    explicit Diamond(int n) : n(n), in(n), mid(n), left(n), right(n), out(n), checksum(1), out_host(n) {}
+
+    ch07::DiamondBuffers buffers() {
+        return {n, in.get(), mid.get(), left.get(), right.get(), out.get(), checksum.get(), out_host.get()};
+    }
+};
+
+struct DiamondExpected {
+    std::vector<uint32_t> out;
+    unsigned long long checksum = 0;
+};
+
+DiamondExpected diamond_on_cpu(const std::vector<uint32_t>& in) {
+    DiamondExpected e;
+    e.out.resize(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+        const uint32_t mid = 2 * in[i] + 1;
+        e.out[i] = mid * mid + (mid ^ (mid >> 3));
+        e.checksum += e.out[i];
+    }
+    return e;
+}
+
+std::map<const void*, std::string> diamond_kernel_names() {
+    const ch07::DiamondKernels k = ch07::diamond_kernels();
+    return {{k.prepare, "prepare"}, {k.left_branch, "left_branch"}, {k.right_branch, "right_branch"},
+            {k.combine, "combine"}};
+}
+
+// The diamond's shape: one node of each kind, every ordering the data needs, the two branches
+// free to run side by side, and (explicit_edges) the checksum's clearing free to run alongside
+// prepare.
+bool check_diamond_shape(cudaGraph_t graph, bool explicit_edges) {
+    if (!check("shape", "a graph", graph != nullptr, "no graph was returned")) return false;
+    const GraphView view(graph, diamond_kernel_names());
+    const std::vector<std::string> parts = {"prepare", "left_branch", "right_branch", "combine", "memset", "memcpy"};
+    bool one_each = view.nodes.size() == parts.size();
+    for (const std::string& p : parts) one_each &= view.named(p).size() == 1;
+    if (!check("shape", "nodes", one_each,
+               "the graph has " + view.summary() + "; expected 6: one each of prepare, left_branch, right_branch, "
+               "combine (kernel nodes), memset (clears the checksum) and memcpy (out to out_host)"))
+        return false;
+    std::map<std::string, cudaGraphNode_t> node;
+    for (const std::string& p : parts) node[p] = view.named(p)[0];
+
+    bool ok = true;
+    const std::pair<const char*, const char*> needed[] = {{"prepare", "left_branch"}, {"prepare", "right_branch"},
+                                                          {"left_branch", "combine"}, {"right_branch", "combine"},
+                                                          {"memset", "combine"},      {"combine", "memcpy"}};
+    for (const auto& [before, after] : needed)
+        ok &= check("shape", std::string(before) + " before " + after, view.reaches(node[before], node[after]),
+                    std::string(after) + " reads what " + before + " writes, but nothing makes it wait for " + before);
+    auto independent = [&](const std::string& a, const std::string& b) {
+        return !view.reaches(node[a], node[b]) && !view.reaches(node[b], node[a]);
+    };
+    ok &= check("shape", "branches in parallel", independent("left_branch", "right_branch"),
+                "left_branch and right_branch are ordered one after the other: they only read mid, so nothing "
+                "should order them, and the GPU could run them side by side");
+    if (explicit_edges)
+        ok &= check("shape", "memset in parallel with prepare", independent("memset", "prepare"),
+                    "the checksum's memset and prepare are ordered: they touch different data, so the memset "
+                    "should depend on nothing, and combine on it");
+    return ok;
+}
+
+// Launches the diamond twice, on different inputs: the second launch shows whether everything
+// the results need (the memset, the copy back) is in the graph, not done once beside it.
+bool check_diamond_launches(cudaGraph_t graph, Diamond& d, cudaStream_t stream, const std::string& label) {
+    GraphExec exec(graph);
+    bool ok = true;
+    for (int launch = 1; launch <= 2; ++launch) {
+        const std::vector<uint32_t> in = random_words(d.n, label + " launch " + std::to_string(launch));
+        d.in.upload(in);
+        d.out.poison();
+        d.checksum.poison();
+        d.out_host.fill_bytes(kPoisonByte);
+        CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const DiamondExpected expected = diamond_on_cpu(in);
+        const std::string hint = launch == 1 ? "" : "\n(right at the first launch, wrong at the second: is a part of the "
+                                                    "work done once outside the graph instead of in it?)";
+        const std::string at = label + ", launch " + std::to_string(launch);
+        const Comparison out = compare_exact(expected.out, d.out_host.to_vector());
+        ok &= check("results", at + ", out_host", out.ok(), out.message() + hint);
+        const unsigned long long checksum = d.checksum.download()[0];
+        ok &= check("results", at + ", checksum", checksum == expected.checksum,
+                    "checksum " + std::to_string(checksum) + ", expected " + std::to_string(expected.checksum) + hint);
+    }
+    return ok;
+}
+
+using MakeDiamond = std::function<cudaGraph_t(const ch07::DiamondBuffers&, cudaStream_t)>;
+
+void grade_diamond(const MakeDiamond& make, bool captured) {
+    Stream stream;
+    for (const int n : {(1 << 20) + 7, 1000}) {
+        const std::string label = "n=" + std::to_string(n);
+        Diamond d(n);
+        OwnedGraph own(make(d.buffers(), stream));
+        if (captured)
+            check("results", label + ", stream usable", stream_not_capturing(stream),
+                  "the stream is still capturing when capture_diamond returns: end the capture");
+        if (n != 1000) check_diamond_shape(own.graph, !captured);
+        if (!check("results", label + ", a graph", own.graph != nullptr, "no graph was returned")) return;
+        check_diamond_launches(own.graph, d, stream, label);
+    }
+}
+
+// ---- Exercise 4: updating an executable graph -----------------------------------------------------------
+struct StepGraphOwner {
+    ch07::StepGraph g;
+    StepGraphOwner(unsigned* data, int n) : g(ch07::make_step_graph(data, n)) {}
+    ~StepGraphOwner() {
+        try {
+            ch07::destroy_step_graph(g);
+        } catch (...) {  // after a sticky error: nothing left to free
+        }
+    }
+};
+
+std::vector<uint32_t> step_on_cpu(std::vector<uint32_t> x, const std::vector<uint32_t>& increments) {
+    for (uint32_t k : increments)
+        for (uint32_t& v : x) v = 3 * v + k;
+    return x;
+}
+
+void grade_update_exec() {
+    Stream stream;
+    const int n = kLoopN + 3;
+    DeviceBuffer<uint32_t> data(n);
+    StepGraphOwner owner(data.get(), n);
+    ch07::StepGraph& g = owner.g;
+    const cudaGraphExec_t original = g.exec;
+
+    std::vector<uint32_t> increments(ch07::kKernelsPerStep);
+    for (int k = 0; k < ch07::kKernelsPerStep; ++k) increments[k] = k;
+    // Changes applied one after the other, each checked by a launch.
+    const std::vector<std::vector<std::pair<int, uint32_t>>> rounds = {
+        {}, {{7, 1000}, {19, 5}}, {{7, 7}, {0, 123456789}}, {{13, 0xFFFFFFFFu}}};
+    bool correct = true;
+    for (size_t r = 0; r < rounds.size(); ++r) {
+        std::string label = "launch " + std::to_string(r + 1);
+        for (const auto& [kernel, increment] : rounds[r]) {
+            ch07::set_increment(g, kernel, increment);
+            increments[kernel] = increment;
+            label += ", kernel " + std::to_string(kernel) + " adds " + std::to_string(increment);
+        }
+        const std::vector<uint32_t> start = random_words(n, "update " + label);
+        data.upload(start);
+        CUDA_CHECK(cudaGraphLaunch(g.exec, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const Comparison c = compare_exact(step_on_cpu(start, increments), data.download());
+        correct &= check("results", label, c.ok(), c.message());
+    }
+    correct &= check("results", "the same executable graph", g.exec == original,
+                     "set_increment replaced g.exec: update the executable graph in place instead of instantiating a "
+                     "new one");
+    if (!correct) return;
+
+    // 20 calls per sample: one set_increment is about a microsecond.
+    const int kCalls = 20;
+    check_speed("vs_instantiate", [&] {
+        const std::vector<Summary> t = time_rotating_device_wide(
+            {[&] {
+                 for (int i = 0; i < kCalls; ++i) {
+                     cudaGraphExec_t fresh;
+                     CUDA_CHECK(cudaGraphInstantiate(&fresh, g.graph, 0));
+                     CUDA_CHECK(cudaGraphExecDestroy(fresh));
+                 }
+             },
+             [&] {
+                 for (int i = 0; i < kCalls; ++i) ch07::set_increment(g, i % ch07::kKernelsPerStep, i);
+             }});
+        const double instantiate_us = t[0].median * 1e3 / kCalls, update_us = t[1].median * 1e3 / kCalls;
+        std::ostringstream s;
+        s.precision(3);
+        s << "set_increment " << update_us << " us; instantiating the step graph again " << instantiate_us << " us";
+        return Ratio{t[0].median / t[1].median, t[0].noise + t[1].noise, s.str(),
+                     {{"us per set_increment", update_us}, {"us per instantiation", instantiate_us}}};
+    });
+}
+
+// ---- Exercise 5: a conditional while node -----------------------------------------------------------------
+struct Collatz {
+    int n;
+    std::vector<unsigned long long> start;
+    std::vector<uint32_t> expected_steps;
+    DeviceBuffer<unsigned long long> start_device, values;
+    DeviceBuffer<uint32_t> steps;
+    DeviceBuffer<int> any_left;
+    PinnedBuffer<int> any_left_host;
+
+    // Values in [1, 2^20]: their paths stay below 2^64 and take up to a few hundred steps.
+    Collatz(int n, const std::string& label)
+        : n(n), start(make_start(n, label)), expected_steps(steps_on_cpu(start)), start_device(n), values(n),
+          steps(n), any_left(1), any_left_host(1) {
+        start_device.upload(start);
+    }
+
+    static std::vector<unsigned long long> make_start(int n, const std::string& label) {
+        const std::vector<int32_t> v = random_ints(n, seed_for(label), 1, 1 << 20);
+        return std::vector<unsigned long long>(v.begin(), v.end());
+    }
+    static std::vector<uint32_t> steps_on_cpu(const std::vector<unsigned long long>& start) {
+        std::vector<uint32_t> steps(start.size());
+        for (size_t i = 0; i < start.size(); ++i)
+            for (unsigned long long x = start[i]; x != 1; x = x % 2 == 0 ? x / 2 : 3 * x + 1) ++steps[i];
+        return steps;
+    }
+
+    ch07::CollatzBuffers buffers() { return {n, values.get(), steps.get(), any_left.get(), any_left_host.get()}; }
+
+    // Back to the start: the values, zero steps, garbage in the flag.
+    void reset(cudaStream_t stream) {
+        CUDA_CHECK(cudaMemcpyAsync(values.get(), start_device.get(), n * sizeof(unsigned long long),
+                                   cudaMemcpyDeviceToDevice, stream));
+        CUDA_CHECK(cudaMemsetAsync(steps.get(), 0, n * sizeof(uint32_t), stream));
+        CUDA_CHECK(cudaMemsetAsync(any_left.get(), kPoisonByte, sizeof(int), stream));
+    }
+
+    Comparison compare_steps() const { return compare_exact(expected_steps, steps.download()); }
+    bool all_ones() const {
+        const std::vector<unsigned long long> v = values.download();
+        return std::all_of(v.begin(), v.end(), [](unsigned long long x) { return x == 1; });
+    }
+};
+
+const int kCollatzN = (1 << 14) + 5;
+
+void grade_conditional_while() {
+    Stream stream;
+    Collatz c(kCollatzN, "collatz");
+    c.reset(stream);
+    ch07::collatz_host_loop(c.buffers(), stream);
+    if (!c.compare_steps().ok() || !c.all_ones())
+        throw std::runtime_error("collatz_host_loop (given) computes wrong steps: restore it");
+
+    OwnedGraph own(ch07::build_collatz_graph(c.buffers()));
+    if (!check("results", "a graph", own.graph != nullptr, "no graph was returned")) return;
+    const GraphView view(own.graph, {});
+    bool correct = check("results", "a conditional node", !view.named("conditional node").empty(),
+                         "the graph has " + view.summary() + ": the loop belongs in a conditional (while) node, "
+                         "so that the GPU decides whether to go round again");
+    GraphExec exec(own.graph);
+    for (int launch = 1; launch <= 2; ++launch) {
+        c.reset(stream);
+        CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const std::string label = "launch " + std::to_string(launch);
+        const Comparison steps = c.compare_steps();
+        correct &= check("results", label + ", steps", steps.ok(), steps.message());
+        correct &= check("results", label + ", every value at 1", c.all_ones(), "some values are not 1 at the end");
+    }
+    if (!correct) return;
+
+    check_speed("vs_host_loop", [&] {
+        const std::vector<Summary> t = time_rotating_device_wide(
+            {[&] {
+                 c.reset(stream);
+                 ch07::collatz_host_loop(c.buffers(), stream);
+             },
+             [&] {
+                 c.reset(stream);
+                 CUDA_CHECK(cudaGraphLaunch(exec, stream));
+             }});
+        const int rounds = int(*std::max_element(c.expected_steps.begin(), c.expected_steps.end()));
+        const double host_us = t[0].median * 1e3 / rounds, graph_us = t[1].median * 1e3 / rounds;
+        std::ostringstream s;
+        s.precision(3);
+        s << rounds << " steps: host loop " << host_us << " us per step, graph " << graph_us << " us per step";
+        return Ratio{t[0].median / t[1].median, t[0].noise + t[1].noise, s.str(),
+                     {{"us per Collatz step, graph", graph_us}, {"us per Collatz step, host loop", host_us}}};
+    });
+}
+
+// ---- Exercise 6: an access policy window on a kernel node ---------------------------------------------------
+// Sets aside the most L2 the device allows for persisting accesses, and gives it back at the end.
+struct PersistingL2 {
+    size_t bytes = 0;
+    explicit PersistingL2(size_t wanted) {
+        CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, wanted));
+        CUDA_CHECK(cudaDeviceGetLimit(&bytes, cudaLimitPersistingL2CacheSize));
+    }
+    ~PersistingL2() {
+        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        cudaCtxResetPersistingL2Cache();
+    }
+};
+
+void grade_access_policy_window() {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp props{};
+    CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+    if (props.accessPolicyMaxWindowSize <= 0 || props.persistingL2CacheMaxSize <= 0) {
+        skip("window", "this GPU", std::string(props.name) + " has no persisting L2 (compute capability 8.0 or newer has)");
+        return;
+    }
+    const PersistingL2 set_aside(props.persistingL2CacheMaxSize);
+    const size_t max_window = props.accessPolicyMaxWindowSize;
+    DeviceBuffer<char> hot(2 * max_window);
+
+    Stream stream;
+    const int n = 1000;
+    DeviceBuffer<uint32_t> data(n);
+    StepGraphOwner owner(data.get(), n);
+    const cudaGraphNode_t node = owner.g.kernels[0];
+
+    bool ok = true;
+    for (const size_t bytes : {size_t(8) << 20, 2 * max_window}) {
+        ch07::add_persisting_window(node, hot.get(), bytes);
+        cudaLaunchAttributeValue got{};
+        CUDA_CHECK(cudaGraphKernelNodeGetAttribute(node, cudaLaunchAttributeAccessPolicyWindow, &got));
+        const cudaAccessPolicyWindow& w = got.accessPolicyWindow;
+        const size_t window = std::min(bytes, max_window);
+        const double ratio = std::min(1.0, double(set_aside.bytes) / window);
+        const std::string label = std::to_string(bytes >> 20) + " MiB";
+        ok &= check("window", label + ", base", w.base_ptr == hot.get(), "base_ptr is not the start of the buffer");
+        ok &= check("window", label + ", size", w.num_bytes == window,
+                    "num_bytes is " + std::to_string(w.num_bytes) + ", expected " + std::to_string(window) +
+                        " (the buffer, at most accessPolicyMaxWindowSize = " + std::to_string(max_window) + ")");
+        ok &= check("window", label + ", hit ratio", std::fabs(w.hitRatio - ratio) <= 1e-3,
+                    "hitRatio is " + std::to_string(w.hitRatio) + ", expected " + std::to_string(ratio) +
+                        " (the persisting set-aside, " + std::to_string(set_aside.bytes) + " bytes, over the window)");
+        ok &= check("window", label + ", properties",
+                    w.hitProp == cudaAccessPropertyPersisting && w.missProp == cudaAccessPropertyStreaming,
+                    "hits should persist (cudaAccessPropertyPersisting), misses stream (cudaAccessPropertyStreaming)");
+    }
+    // The node still runs its kernel as before.
+    const std::vector<uint32_t> start = random_words(n, "window data");
+    data.upload(start);
+    GraphExec exec(owner.g.graph);
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<uint32_t> increments(ch07::kKernelsPerStep);
+    for (int k = 0; k < ch07::kKernelsPerStep; ++k) increments[k] = k;
+    const Comparison c = compare_exact(step_on_cpu(start, increments), data.download());
+    check("window", "the graph still computes the step", c.ok(), c.message());
+}
+
+}  // namespace
+
+TEST_CASE("capture_loop") { grade_capture_loop(); }
+TEST_CASE("explicit_diamond") {
+    grade_diamond([](const ch07::DiamondBuffers& b, cudaStream_t) { return ch07::build_diamond(b); }, false);
+}
+TEST_CASE("cross_stream_capture") { grade_diamond(ch07::capture_diamond, true); }
+TEST_CASE("update_exec") { grade_update_exec(); }
+TEST_CASE("conditional_while") { grade_conditional_while(); }
+TEST_CASE("access_policy_window") { grade_access_policy_window(); }
