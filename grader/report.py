@@ -140,6 +140,12 @@ def markdown(chapters, title):
             out.append("")
             if ex.get("message"):
                 out += [ex["message"], ""]
+            for t in ex.get("timelines", []):
+                ops = t.get("ops", [])
+                if ops:
+                    out += [f"Timeline {t.get('title', '')}: {len(ops)} operations on "
+                            f"{max(op['stream'] for op in ops) + 1} streams over {max(op['end_ms'] for op in ops):.2f} ms "
+                            "(drawn in report.html).", ""]
             if ex.get("checks"):
                 out += ["| check | case | status | measured | message |", "|---|---|---|---|---|"]
                 for c in ex["checks"]:
@@ -196,6 +202,47 @@ def speed_bars(checks):
     return "".join(parts)
 
 
+TIMELINE_COLORS = {"copy in": "#4285f4", "compute": "#34a853", "copy out": "#f29900"}
+
+
+def timeline_svg(timeline):
+    """A stream per row, an operation per bar, time left to right: where bars of different
+    streams stand one above the other, the GPU ran those operations at once."""
+    ops = timeline.get("ops", [])
+    if not ops:
+        return ""
+    streams = max(op["stream"] for op in ops) + 1
+    end = max(op["end_ms"] for op in ops) or 1
+    left, width, row, top = 80, 820, 14, 24
+    height = top + streams * row + 30
+    x = lambda ms: left + width * ms / end
+    parts = [f'<p>Timeline: {html.escape(timeline.get("title", ""))}, {end:.2f} ms</p>',
+             f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 10}" height="{height}" font-size="11">']
+    legend_x = left
+    for kind, color in TIMELINE_COLORS.items():
+        parts.append(f'<rect x="{legend_x}" y="4" width="12" height="10" fill="{color}"/>'
+                     f'<text x="{legend_x + 16}" y="13">{kind}</text>')
+        legend_x += 90
+    for s in range(streams):
+        parts.append(f'<text x="0" y="{top + s * row + row - 4}">stream {s}</text>')
+    for op in ops:
+        color = TIMELINE_COLORS.get(op["kind"], "#888")
+        y = top + op["stream"] * row
+        w = max(x(op["end_ms"]) - x(op["start_ms"]), 0.5)
+        parts.append(f'<rect x="{x(op["start_ms"]):.1f}" y="{y + 1}" width="{w:.1f}" height="{row - 3}" fill="{color}">'
+                     f'<title>{html.escape(op["kind"])}: {op["start_ms"]:.3f} to {op["end_ms"]:.3f} ms</title></rect>')
+    axis_y = top + streams * row + 4
+    parts.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + width}" y2="{axis_y}" stroke="#999"/>')
+    step = next(v for v in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 1e9) if end / v <= 12)
+    t = 0.0
+    while t <= end + 1e-9:
+        parts.append(f'<line x1="{x(t):.1f}" y1="{axis_y}" x2="{x(t):.1f}" y2="{axis_y + 4}" stroke="#999"/>'
+                     f'<text x="{x(t) - 8:.1f}" y="{axis_y + 16}">{t:g} ms</text>')
+        t += step
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 def figures_html(chapter):
     """The figures tables; each table's first column also drawn as a bar, scaled to its largest value."""
     out = []
@@ -239,6 +286,7 @@ def html_report(chapters, title):
             if ex.get("message"):
                 body.append(f"<p>{e(ex['message'])}</p>")
             body.append(speed_bars(ex.get("checks", [])))
+            body += [timeline_svg(t) for t in ex.get("timelines", [])]
             if ex.get("checks"):
                 body.append("<table><tr><th>check</th><th>case</th><th>status</th><th>measured</th><th>message</th></tr>")
                 for c in ex["checks"]:

@@ -45,9 +45,11 @@ class ReportTest(unittest.TestCase):
         speed = {"key": "speed", "label": "", "status": "failed", "message": "0.6 x (threshold 0.7)",
                  "value": 0.6, "threshold": 0.7, "unit": "x copy",
                  "figures": [{"name": "GB/s", "value": 2503.7}, {"name": "% of CUB", "value": 64.6}]}
-        (a / "add.json").write_text(json.dumps(result("01_a", "add", "failed", 8.3, 10,
-                                                      [{"key": "correct", "label": "n=1", "status": "passed",
-                                                        "message": ""}, speed], "failed: speed")))
+        add = result("01_a", "add", "failed", 8.3, 10,
+                     [{"key": "correct", "label": "n=1", "status": "passed", "message": ""}, speed], "failed: speed")
+        add["timelines"] = [{"title": "2 streams", "ops": [{"stream": 0, "kind": "copy in", "start_ms": 0, "end_ms": 1},
+                                                           {"stream": 1, "kind": "compute", "start_ms": 0.5, "end_ms": 2}]}]
+        (a / "add.json").write_text(json.dumps(add))
         (a / "hang.json").write_text(json.dumps(result("01_a", "hang", "running", 0, 5)))
         b = self.results / "02_b"
         b.mkdir()
@@ -85,6 +87,12 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| exercise | GB/s | % of CUB |", md)
         self.assertIn("| add | 2504 | 64.6 |", md)
         self.assertIn("<th>% of CUB</th>", page)
+
+    def test_timeline(self):
+        md, page, _ = self.build()
+        self.assertIn("Timeline 2 streams: 2 operations on 2 streams over 2.00 ms", md)
+        self.assertIn("stream 1</text>", page)
+        self.assertIn("compute: 0.500 to 2.000 ms", page)
 
     def test_exercises_with_other_figures_get_their_own_table(self):
         def exercise(title, figures):

@@ -28,6 +28,7 @@ TEST_CASE("results file round trip") {
     r.checks.push_back(c);
     r.scores.push_back({"speed", 2, 4});
     r.scores.push_back({"correct", 6, 6});
+    r.timelines.push_back({"4 streams", {{0, "copy in", 0.0, 1.5}, {1, "compute", 1.5, 2.25}}});
 
     const std::string path = write_result(dir.string(), r);
     CHECK(path == (dir / "01_x" / "add.json").string());
@@ -41,6 +42,10 @@ TEST_CASE("results file round trip") {
     CHECK(j["checks"][0]["status"] == "failed");
     CHECK(j["checks"][0]["figures"][1]["name"] == "% of CUB");  // in the order given
     CHECK(j["checks"][0]["figures"][1]["value"] == 65);
+    CHECK(j["timelines"][0]["title"] == "4 streams");
+    CHECK(j["timelines"][0]["ops"][1]["stream"] == 1);
+    CHECK(j["timelines"][0]["ops"][1]["kind"] == "compute");
+    CHECK(j["timelines"][0]["ops"][1]["end_ms"] == 2.25);
     CHECK_FALSE(fs::exists(dir / "01_x" / "add.json.tmp"));
     fs::remove_all(dir);
 }

@@ -82,6 +82,7 @@ public:
     PinnedBuffer& operator=(const PinnedBuffer&) = delete;
 
     T* get() { return data_; }
+    const T* get() const { return data_; }
     T& operator[](size_t i) { return data_[i]; }
     size_t size() const { return count_; }
     std::vector<T> to_vector() const { return std::vector<T>(data_, data_ + count_); }

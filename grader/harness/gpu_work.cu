@@ -16,15 +16,15 @@ __global__ void busy_wait_kernel(unsigned long long nanoseconds, int* counter) {
     const unsigned long long start = global_timer_ns();
     while (global_timer_ns() - start < nanoseconds) {
     }
-    if (counter) atomicAdd(counter, 1);
+    if (counter && threadIdx.x == 0) atomicAdd(counter, 1);
 }
 
 __global__ void probe_kernel() {}
 
 }  // namespace
 
-void launch_busy_wait(double microseconds, cudaStream_t stream, int* counter) {
-    busy_wait_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(microseconds * 1e3), counter);
+void launch_busy_wait(double microseconds, cudaStream_t stream, int* counter, int blocks, int threads) {
+    busy_wait_kernel<<<blocks, threads, 0, stream>>>(static_cast<unsigned long long>(microseconds * 1e3), counter);
     CUDA_CHECK(cudaGetLastError());
 }
 

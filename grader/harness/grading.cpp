@@ -100,6 +100,11 @@ public:
         result_.checks.push_back(std::move(record));
     }
 
+    void add_timeline(Timeline timeline) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        result_.timelines.push_back(std::move(timeline));
+    }
+
     void exception(const std::string& what, bool crash) {
         std::lock_guard<std::mutex> lock(mutex_);
         error_ = (crash ? "crashed: " : "stopped by an error: ") + what;
@@ -288,6 +293,8 @@ void skip(const std::string& key, const std::string& label, const std::string& w
     current().record(r);
     std::printf("  %s [%s]: skipped: %s\n", key.c_str(), label.c_str(), why.c_str());
 }
+
+void record_timeline(const Timeline& timeline) { current().add_timeline(timeline); }
 
 bool check_speed(const std::string& key, const std::function<Ratio()>& measure) {
     const CheckSpec& spec = current_exercise().check(key);

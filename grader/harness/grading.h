@@ -18,6 +18,7 @@
 #include "cuda_check.h"
 #include "gpu_work.h"
 #include "random.h"
+#include "results.h"
 #include "spec.h"
 #include "timing.h"
 
@@ -56,6 +57,9 @@ struct Ratio {
     std::vector<std::pair<std::string, double>> figures;  // named figures for the report's table
 };
 bool check_speed(const std::string& key, const std::function<Ratio()>& measure);
+
+// A timeline of GPU operations for the report (see results.h).
+void record_timeline(const Timeline& timeline);
 
 // Registers the chapter a grader belongs to, and the compute capability it needs.
 struct Chapter {

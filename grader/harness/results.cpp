@@ -16,10 +16,17 @@ nlohmann::json to_json(const ExerciseResult& r) {
         points += s.points;
         max_points += s.max_points;
     }
+    nlohmann::json timelines = nlohmann::json::array();
+    for (const Timeline& t : r.timelines) {
+        nlohmann::json ops = nlohmann::json::array();
+        for (const TimelineOp& op : t.ops)
+            ops.push_back({{"stream", op.stream}, {"kind", op.kind}, {"start_ms", op.start_ms}, {"end_ms", op.end_ms}});
+        timelines.push_back({{"title", t.title}, {"ops", ops}});
+    }
     return {{"chapter", r.chapter}, {"exercise", r.exercise}, {"title", r.title}, {"read", r.read},
             {"mode", r.mode},       {"status", r.status},     {"message", r.message},
             {"checks", checks},     {"scores", scores},       {"points", points},
-            {"max_points", max_points}, {"device", r.device}, {"seed", r.seed},
+            {"max_points", max_points}, {"timelines", timelines}, {"device", r.device}, {"seed", r.seed},
             {"seconds", r.seconds}};
 }
 

@@ -10,6 +10,18 @@
 
 namespace grade {
 
+// GPU operations laid out in time, for the report to draw (chapter 04's pipelines): a row per
+// stream, a bar per operation. Times in milliseconds from the first operation's start.
+struct TimelineOp {
+    int stream = 0;
+    std::string kind;  // "copy in", "compute", "copy out"...
+    double start_ms = 0, end_ms = 0;
+};
+struct Timeline {
+    std::string title;
+    std::vector<TimelineOp> ops;
+};
+
 struct ExerciseResult {
     std::string chapter, exercise, title, read;
     std::string mode;    // "grade" (the student's code), "reference" or "skeleton" (self-check)
@@ -17,6 +29,7 @@ struct ExerciseResult {
     std::string message; // why it failed, errored or was skipped
     std::vector<CheckRecord> checks;
     std::vector<CheckScore> scores;
+    std::vector<Timeline> timelines;
     nlohmann::json device;  // the GPU's fingerprint
     unsigned long long seed = 0;
     double seconds = 0;
