@@ -328,7 +328,11 @@ void grade_diamond(const MakeDiamond& make, bool captured) {
         if (captured)
             check("results", label + ", stream usable", stream_not_capturing(stream),
                   "the stream is still capturing when capture_diamond returns: end the capture");
-        if (n != 1000) check_diamond_shape(own.graph, !captured);
+        if (n != 1000 && !check_diamond_shape(own.graph, !captured)) {
+            // The given one-stream capture computes the right results: they count with the shape only.
+            skip("results", "launches", "graded once the graph has the diamond's shape");
+            return;
+        }
         if (!check("results", label + ", a graph", own.graph != nullptr, "no graph was returned")) return;
         check_diamond_launches(own.graph, d, stream, label);
     }

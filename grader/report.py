@@ -216,8 +216,10 @@ def timeline_svg(timeline):
     left, width, row, top = 80, 820, 14, 24
     height = top + streams * row + 30
     x = lambda ms: left + width * ms / end
-    parts = [f'<p>Timeline: {html.escape(timeline.get("title", ""))}, {end:.2f} ms</p>',
-             f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 10}" height="{height}" font-size="11">']
+    parts = [f'<p>Timeline: {html.escape(timeline.get("title", ""))}, {end:.2f} ms. A bar runs from the event '
+             'recorded before its operation to the one after it: time spent waiting for a busy copy engine or '
+             'for room on the SMs is inside the bar.</p>',
+             f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 40}" height="{height}" font-size="11">']
     legend_x = left
     for kind, color in TIMELINE_COLORS.items():
         parts.append(f'<rect x="{legend_x}" y="4" width="12" height="10" fill="{color}"/>'
