@@ -133,10 +133,18 @@ private:
                 checks_ok = false;
                 if (failed.find(c.key) == std::string::npos) failed += (failed.empty() ? "" : ", ") + c.key;
             }
-        const bool passed = doctest_success && checks_ok && error_.empty();
+        // Every check skipped (a deliberate fault under compute-sanitizer, say): neither passed nor
+        // failed, and no proof that the exercise's checks can fail.
+        const bool all_skipped = !result_.checks.empty() &&
+                                 std::all_of(result_.checks.begin(), result_.checks.end(),
+                                             [](const CheckRecord& c) { return c.status == CheckStatus::skipped; });
+        const bool passed = doctest_success && checks_ok && error_.empty() && !all_skipped;
         if (!error_.empty()) {
             result_.status = "error";
             result_.message = error_;
+        } else if (doctest_success && checks_ok && all_skipped) {
+            result_.status = "skipped";
+            result_.message = "every check was skipped: " + result_.checks.front().message;
         } else if (!passed) {
             result_.status = "failed";
             result_.message = failed.empty() ? "a check of the grader failed" : "failed: " + failed;
@@ -150,10 +158,12 @@ private:
             points += s.points;
             max_points += s.max_points;
         }
-        std::printf("[%s/%s] %s  %s/%s points%s%s\n", result_.chapter.c_str(), result_.exercise.c_str(),
-                    passed ? "PASSED" : result_.status == "error" ? "ERROR" : "FAILED", format_number(points).c_str(),
-                    format_number(max_points).c_str(), passed || spec_->read.empty() ? "" : "  read: ",
-                    passed ? "" : spec_->read.c_str());
+        const bool show_read = !passed && result_.status != "skipped" && !spec_->read.empty();
+        const char* verdict = passed ? "PASSED" : result_.status == "error" ? "ERROR"
+                              : result_.status == "skipped" ? "SKIPPED" : "FAILED";
+        std::printf("[%s/%s] %s  %s/%s points%s%s\n", result_.chapter.c_str(), result_.exercise.c_str(), verdict,
+                    format_number(points).c_str(), format_number(max_points).c_str(), show_read ? "  read: " : "",
+                    show_read ? spec_->read.c_str() : "");
         std::fflush(stdout);
         return passed;
     }
