@@ -11,9 +11,6 @@
 #include "04_streams.h"
 #include "check.h"
 
-#include <algorithm>
-#include <cstdio>
-
 namespace ch04 {
 
 constexpr int kThreads = 256;
@@ -163,7 +160,6 @@ void report_rounds(int* device, int* host_pinned, int n, int rounds, cudaStream_
 }
 
 // ---- Exercise 5: stream priorities ----------------------------------------------------------------------------
-// Exercise 5.
 void create_priority_streams(cudaStream_t* background, cudaStream_t* urgent) {
     // TODO: the device's priority range (cudaDeviceGetStreamPriorityRange), then two non-blocking
     // streams (cudaStreamCreateWithPriority): background at the lowest priority, urgent at the

@@ -1,8 +1,8 @@
 // Chapter 04 (streams): the functions the grader calls. Your streams.cu implements them; do not
 // change this file, or the grader will not build against your code.
 //
-// Host pointers named *_pinned are page-locked (cudaMallocHost); the others named host_* too where
-// the comment says so. Device pointers come from cudaMalloc.
+// Host pointers named *_pinned are page-locked (cudaMallocHost); device pointers come from
+// cudaMalloc.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -11,9 +11,6 @@
 #include "04_streams.h"
 #include "check.h"
 
-#include <algorithm>
-#include <cstdio>
-
 namespace ch04 {
 
 constexpr int kThreads = 256;
