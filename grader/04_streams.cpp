@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <memory>
 #include <sstream>
 
 #include "04_streams.h"
@@ -323,18 +322,17 @@ void grade_host_callback() {
     if (!check("order", "one report per round", reports.size() == size_t(rounds),
                std::to_string(reports.size()) + " reports, expected " + std::to_string(rounds)))
         return;
-    bool ok = true;
     for (int r = 0; r < rounds; ++r) {
         long long expected = 0;
         for (int i = 0; i < n; ++i) expected += (static_cast<long long>(i) * (r + 1)) % 1000;
         const ch04::RoundReport& got = reports[r];
         const std::string label = "round " + std::to_string(r);
-        ok &= check("order", label + " in order", got.round == r,
+        check("order", label + " in order", got.round == r,
                     "report " + std::to_string(r) + " is round " + std::to_string(got.round));
-        ok &= check("data", label + " sum", got.sum == expected,
+        check("data", label + " sum", got.sum == expected,
                     "sum " + std::to_string(got.sum) + ", expected " + std::to_string(expected) +
                         ": the host function read the pinned buffer before its round's copy, or after the next one");
-        ok &= check("order", label + " from the stream", got.thread != std::this_thread::get_id(),
+        check("order", label + " from the stream", got.thread != std::this_thread::get_id(),
                     "report_sum ran on the calling thread: enqueue it with cudaLaunchHostFunc instead of calling it");
     }
 }

@@ -293,9 +293,8 @@ bool check_diamond_shape(cudaGraph_t graph, bool explicit_edges) {
 
 // Launches the diamond twice, on different inputs: the second launch shows whether everything
 // the results need (the memset, the copy back) is in the graph, not done once beside it.
-bool check_diamond_launches(cudaGraph_t graph, Diamond& d, cudaStream_t stream, const std::string& label) {
+void check_diamond_launches(cudaGraph_t graph, Diamond& d, cudaStream_t stream, const std::string& label) {
     GraphExec exec(graph);
-    bool ok = true;
     for (int launch = 1; launch <= 2; ++launch) {
         const std::vector<uint32_t> in = random_words(d.n, label + " launch " + std::to_string(launch));
         d.in.upload(in);
@@ -309,12 +308,11 @@ bool check_diamond_launches(cudaGraph_t graph, Diamond& d, cudaStream_t stream, 
                                                     "work done once outside the graph instead of in it?)";
         const std::string at = label + ", launch " + std::to_string(launch);
         const Comparison out = compare_exact(expected.out, d.out_host.to_vector());
-        ok &= check("results", at + ", out_host", out.ok(), out.message() + hint);
+        check("results", at + ", out_host", out.ok(), out.message() + hint);
         const unsigned long long checksum = d.checksum.download()[0];
-        ok &= check("results", at + ", checksum", checksum == expected.checksum,
+        check("results", at + ", checksum", checksum == expected.checksum,
                     "checksum " + std::to_string(checksum) + ", expected " + std::to_string(expected.checksum) + hint);
     }
-    return ok;
 }
 
 using MakeDiamond = std::function<cudaGraph_t(const ch07::DiamondBuffers&, cudaStream_t)>;
@@ -538,7 +536,6 @@ void grade_access_policy_window() {
     StepGraphOwner owner(data.get(), n);
     const cudaGraphNode_t node = owner.g.kernels[0];
 
-    bool ok = true;
     for (const size_t bytes : {size_t(8) << 20, 2 * max_window}) {
         ch07::add_persisting_window(node, hot.get(), bytes);
         cudaLaunchAttributeValue got{};
@@ -547,14 +544,14 @@ void grade_access_policy_window() {
         const size_t window = std::min(bytes, max_window);
         const double ratio = std::min(1.0, double(set_aside.bytes) / window);
         const std::string label = std::to_string(bytes >> 20) + " MiB";
-        ok &= check("window", label + ", base", w.base_ptr == hot.get(), "base_ptr is not the start of the buffer");
-        ok &= check("window", label + ", size", w.num_bytes == window,
+        check("window", label + ", base", w.base_ptr == hot.get(), "base_ptr is not the start of the buffer");
+        check("window", label + ", size", w.num_bytes == window,
                     "num_bytes is " + std::to_string(w.num_bytes) + ", expected " + std::to_string(window) +
                         " (the buffer, at most accessPolicyMaxWindowSize = " + std::to_string(max_window) + ")");
-        ok &= check("window", label + ", hit ratio", std::fabs(w.hitRatio - ratio) <= 1e-3,
+        check("window", label + ", hit ratio", std::fabs(w.hitRatio - ratio) <= 1e-3,
                     "hitRatio is " + std::to_string(w.hitRatio) + ", expected " + std::to_string(ratio) +
                         " (the persisting set-aside, " + std::to_string(set_aside.bytes) + " bytes, over the window)");
-        ok &= check("window", label + ", properties",
+        check("window", label + ", properties",
                     w.hitProp == cudaAccessPropertyPersisting && w.missProp == cudaAccessPropertyStreaming,
                     "hits should persist (cudaAccessPropertyPersisting), misses stream (cudaAccessPropertyStreaming)");
     }
