@@ -3,9 +3,16 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <random>
 #include <sstream>
 
+#include "04_streams.h"          // ch04: the code graded
+#define ch04 COURSE_REFERENCE    // ref: the grader's own copy of the reference solution
 #include "04_streams.h"
+#undef ch04
+namespace ref = COURSE_REFERENCE;
+
 #include "grading.h"
 
 GRADE_CHAPTER("04_streams", 7, 0, "any GPU CUDA 12 supports");
@@ -14,8 +21,8 @@ using namespace grade;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+using HostClock = std::chrono::steady_clock;
+double ms_since(HostClock::time_point start) { return std::chrono::duration<double, std::milli>(HostClock::now() - start).count(); }
 
 std::string fixed(double value, int digits = 2) {
     std::ostringstream s;
@@ -46,56 +53,42 @@ double f_on_cpu(float x) {
 // Events around each operation of a traced run, read back as a timeline.
 class Trace {
 public:
-    explicit Trace(std::string title) : title_(std::move(title)) { CUDA_CHECK(cudaEventCreate(&zero_)); }
-    ~Trace() {
-        cudaEventDestroy(zero_);
-        for (Op& op : ops_) {
-            cudaEventDestroy(op.start);
-            cudaEventDestroy(op.end);
-        }
-    }
-    Trace(const Trace&) = delete;
-    Trace& operator=(const Trace&) = delete;
+    explicit Trace(std::string title) : title_(std::move(title)) {}
 
     void start() { CUDA_CHECK(cudaEventRecord(zero_, cudaStreamLegacy)); }
 
     template <class Issue>
     void around(const char* kind, cudaStream_t stream, Issue issue) {
-        Op op{stream, kind, nullptr, nullptr};
-        CUDA_CHECK(cudaEventCreate(&op.start));
-        CUDA_CHECK(cudaEventCreate(&op.end));
-        CUDA_CHECK(cudaEventRecord(op.start, stream));
+        ops_.push_back(std::make_unique<Op>(stream, kind));
+        CUDA_CHECK(cudaEventRecord(ops_.back()->start, stream));
         issue();
-        CUDA_CHECK(cudaEventRecord(op.end, stream));
-        ops_.push_back(op);
+        CUDA_CHECK(cudaEventRecord(ops_.back()->end, stream));
     }
 
     // After the traced run has finished. Streams are numbered in the order they were first used.
     Timeline timeline() const {
         Timeline t{title_, {}};
         std::map<cudaStream_t, int> number;
-        for (const Op& op : ops_) {
-            if (!number.count(op.stream)) {
+        for (const auto& op : ops_) {
+            if (!number.count(op->stream)) {
                 const int next = static_cast<int>(number.size());
-                number[op.stream] = next;
+                number[op->stream] = next;
             }
-            float start = 0, end = 0;
-            CUDA_CHECK(cudaEventElapsedTime(&start, zero_, op.start));
-            CUDA_CHECK(cudaEventElapsedTime(&end, zero_, op.end));
-            t.ops.push_back({number[op.stream], op.kind, start, end});
+            t.ops.push_back({number[op->stream], op->kind, elapsed_ms(zero_, op->start), elapsed_ms(zero_, op->end)});
         }
         return t;
     }
 
 private:
     struct Op {
+        Op(cudaStream_t s, std::string k) : stream(s), kind(std::move(k)) {}
         cudaStream_t stream;
         std::string kind;
-        cudaEvent_t start, end;
+        Event start, end;
     };
     std::string title_;
-    cudaEvent_t zero_ = nullptr;
-    std::vector<Op> ops_;
+    Event zero_;
+    std::vector<std::unique_ptr<Op>> ops_;
 };
 
 struct Pipeline {
@@ -108,8 +101,11 @@ struct Pipeline {
         std::copy(values.begin(), values.end(), in.get());
     }
 
-    ch04::Stages stages() {
-        ch04::Stages s;
+    // The three stages, for the code graded (ch04::Stages) or the reference (ref::Stages). The
+    // kernel is the grader's own copy of launch_compute.
+    template <class StagesOf = ch04::Stages>
+    StagesOf stages() {
+        StagesOf s;
         s.copy_in = [this](size_t offset, size_t count, cudaStream_t stream) {
             traced("copy in", stream, [&] {
                 CUDA_CHECK(cudaMemcpyAsync(device_in.get() + offset, in.get() + offset, count * sizeof(float),
@@ -118,7 +114,7 @@ struct Pipeline {
         };
         s.compute = [this](size_t offset, size_t count, cudaStream_t stream) {
             traced("compute", stream,
-                   [&] { ch04::launch_compute(device_in.get() + offset, device_out.get() + offset, count, stream); });
+                   [&] { ref::launch_compute(device_in.get() + offset, device_out.get() + offset, count, stream); });
         };
         s.copy_out = [this](size_t offset, size_t count, cudaStream_t stream) {
             traced("copy out", stream, [&] {
@@ -137,11 +133,10 @@ struct Pipeline {
             issue();
     }
 
-    // out[0, n) against f, at a sample of indices (every chunk's ends among them); NaN (never
-    // written: out is poisoned) anywhere.
-    Comparison compare(size_t n, int streams) const {
+    // Where out[0, n) is compared: every 1021st element from `first`, and every chunk's ends.
+    static std::vector<size_t> sample(size_t n, int streams, size_t first) {
         std::vector<size_t> at;
-        for (size_t i = 0; i < n; i += 1021) at.push_back(i);
+        for (size_t i = first % 1021; i < n; i += 1021) at.push_back(i);
         for (int k = 0; k <= streams; ++k) {
             const size_t edge = std::min(n, k * (n / streams));
             if (edge > 0) at.push_back(edge - 1);
@@ -150,13 +145,22 @@ struct Pipeline {
         at.push_back(n - 1);
         std::sort(at.begin(), at.end());
         at.erase(std::unique(at.begin(), at.end()), at.end());
+        return at;
+    }
+
+    Comparison compare_at(const std::vector<size_t>& at) const {
         std::vector<double> expected;
         std::vector<float> got;
         for (size_t i : at) {
             expected.push_back(f_on_cpu(in.get()[i]));
             got.push_back(out.get()[i]);
         }
-        Comparison c = compare_close(expected, got, {1e-5, 0});
+        return compare_close(expected, got, {1e-5, 0});
+    }
+
+    // out[0, n) against f at a sample of indices; NaN (never written: out is poisoned) anywhere.
+    Comparison compare(size_t n, int streams) const {
+        Comparison c = compare_at(sample(n, streams, 0));
         for (size_t i = 0; i < n && c.problem.empty(); ++i)
             if (std::isnan(out.get()[i])) c.problem = "out[" + std::to_string(i) + "] was never written";
         return c;
@@ -164,6 +168,7 @@ struct Pipeline {
 };
 
 using PipelineRun = void (*)(const ch04::Stages&, size_t n, int streams);
+using ReferenceRun = void (*)(const ref::Stages&, size_t n, int streams);
 
 // The pipeline's ideal time for `chunks` chunks, from the stages' own times: the busiest resource
 // (the copy engines, or the SMs) works without a pause, and the other stages of one chunk fill and
@@ -181,7 +186,7 @@ struct Ideal {
 };
 
 Ideal measure_stages(Pipeline& p, int engines) {
-    const ch04::Stages s = p.stages();
+    const ref::Stages s = p.stages<ref::Stages>();
     Stream a, b;
     TimingOptions options;
     options.stop.max_seconds = 0.5;
@@ -200,17 +205,16 @@ Ideal measure_stages(Pipeline& p, int engines) {
     return ideal;
 }
 
-void grade_pipeline(PipelineRun run, const std::string& name, bool with_sequential_timeline) {
+void grade_pipeline(PipelineRun run, ReferenceRun reference, const std::string& name, bool with_sequential_timeline) {
     Pipeline p;
     const ch04::Stages stages = p.stages();
-    Stream stream;
-    p.out.fill_bytes(kPoisonByte);
-    ch04::run_sequential(stages, kPipelineN, stream);
-    if (!p.compare(kPipelineN, 1).ok())
-        throw std::runtime_error("run_sequential (given) or launch_compute (given) computes wrong values: restore them");
+    std::mt19937_64 rng(seed_for("pipeline runs"));
 
     bool correct = true;
-    for (const auto& [n, streams] : {std::pair{kPipelineN, kStreams}, {size_t(1000), kStreams}, {size_t(100003), 3}}) {
+    const size_t drawn = 2 + rng() % 3000000;
+    const int drawn_streams = 2 + static_cast<int>(rng() % 15);
+    for (const auto& [n, streams] : {std::pair{kPipelineN, kStreams}, {size_t(1000), kStreams}, {size_t(100003), 3},
+                                     {drawn, drawn_streams}}) {
         if (!options().sanitizer.empty() && n == kPipelineN) {
             skip("correct", "n=" + std::to_string(n), "too large to run under compute-sanitizer in reasonable time");
             continue;
@@ -224,6 +228,7 @@ void grade_pipeline(PipelineRun run, const std::string& name, bool with_sequenti
     if (!correct || !options().sanitizer.empty()) return;
 
     // Timelines of one traced run each, for the report.
+    Stream stream;
     auto traced = [&](const std::string& title, const std::function<void()>& work) {
         Trace trace(title);
         p.trace = &trace;
@@ -233,29 +238,42 @@ void grade_pipeline(PipelineRun run, const std::string& name, bool with_sequenti
         p.trace = nullptr;
         record_timeline(trace.timeline());
     };
-    if (with_sequential_timeline) traced("run_sequential", [&] { ch04::run_sequential(stages, kPipelineN, stream); });
+    const ref::Stages reference_stages = p.stages<ref::Stages>();
+    if (with_sequential_timeline)
+        traced("run_sequential", [&] { ref::run_sequential(reference_stages, kPipelineN, stream); });
     traced(name + ", " + std::to_string(kStreams) + " streams", [&] { run(stages, kPipelineN, kStreams); });
 
+    // The race: before each round a few inputs change and another sample of out is compared.
     const cudaDeviceProp props = device_properties();
     const Ideal ideal = measure_stages(p, props.asyncEngineCount);
-    check_speed("speedup", [&] {
-        const std::vector<Summary> t = time_rotating_device_wide(
-            {[&] { ch04::run_sequential(stages, kPipelineN, stream); }, [&] { run(stages, kPipelineN, kStreams); }});
+    std::vector<size_t> at;
+    auto contender = [&](const std::string& contender_name, const std::function<void(cudaStream_t)>& go) {
+        Contender c;
+        c.name = contender_name;
+        c.before = [&](cudaStream_t, int) {
+            for (size_t i : at) p.out[i] = std::nanf("");
+        };
+        c.run = [go](cudaStream_t s, int) { go(s); };
+        c.verify = [&](int) { return p.compare_at(at).message(); };
+        return c;
+    };
+    SpeedTrial trial;
+    trial.clock = Clock::device_wide;
+    trial.yours = contender("your code", [&](cudaStream_t) { run(stages, kPipelineN, kStreams); });
+    trial.reference = contender("the reference", [&](cudaStream_t) { reference(reference_stages, kPipelineN, kStreams); });
+    trial.baselines = {contender("sequential", [&](cudaStream_t s) { ref::run_sequential(reference_stages, kPipelineN, s); })};
+    trial.vary = [&](int) {
+        for (int k = 0; k < 4; ++k) p.in[rng() % kPipelineN] = static_cast<float>(rng() % 1000) / 1000;
+        at = Pipeline::sample(kPipelineN, kStreams, rng());
+    };
+    trial.more_figures = [&](const std::vector<double>& ms) -> std::vector<std::pair<std::string, double>> {
         const double ideal_ms = ideal.ms(kStreams);
-        const double speedup = t[0].median / t[1].median;
-        return Ratio{speedup, t[0].noise + t[1].noise,
-                     fixed(t[1].median) + " ms against " + fixed(t[0].median) + " ms sequential; " +
-                         fixed(100 * ideal_ms / t[1].median, 0) + "% of the ideal " + fixed(ideal_ms) + " ms (" +
-                         std::to_string(props.asyncEngineCount) + " copy engines; stages alone: copy in " +
-                         fixed(ideal.copy_in_ms) + ", compute " + fixed(ideal.compute_ms) + ", copy out " +
-                         fixed(ideal.copy_out_ms) + ", both copies at once " + fixed(ideal.copies_together_ms) + " ms)",
-                     {{"speedup over sequential", speedup},
-                      {"% of ideal", 100 * ideal_ms / t[1].median},
-                      {"ideal speedup", t[0].median / ideal_ms},
-                      {"ms", t[1].median},
-                      {"sequential ms", t[0].median},
-                      {"copy engines", double(props.asyncEngineCount)}}};
-    });
+        return {{"% of the ideal overlap", 100 * ideal_ms / ms[0]},
+                {"reference % of the ideal overlap", 100 * ideal_ms / ms[1]},
+                {"ideal ms", ideal_ms},
+                {"copy engines", double(props.asyncEngineCount)}};
+    };
+    check_speed("speed", trial);
 }
 
 // ---- Exercise 2: the legacy default stream ----------------------------------------------------------------
@@ -268,14 +286,23 @@ void grade_default_stream() {
                "counters " + std::to_string(got[0]) + ", " + std::to_string(got[1]) + ", " + std::to_string(got[2]) +
                    ", expected 1, 1, 1: each kernel runs once, and the function returns when all three are done"))
         return;
-    check_speed("overlap", [&] {
-        const std::vector<Summary> t = time_rotating_device_wide(
-            {[&] { ch04::run_around_default_stream_blocking(counters.get()); },
-             [&] { ch04::run_around_default_stream(counters.get()); }});
-        return Ratio{t[0].median / t[1].median, t[0].noise + t[1].noise,
-                     fixed(t[1].median) + " ms against " + fixed(t[0].median) + " ms with blocking streams (each long kernel takes about 5 ms)",
-                     {{"ms", t[1].median}, {"ms with blocking streams", t[0].median}}};
-    });
+    SpeedTrial trial;
+    trial.clock = Clock::device_wide;
+    auto contender = [&](const std::string& name, void (*run)(int*)) {
+        Contender c;
+        c.name = name;
+        c.before = [&](cudaStream_t, int) { counters.fill_bytes(0); };
+        c.run = [&, run](cudaStream_t, int) { run(counters.get()); };
+        c.verify = [&](int) {
+            const std::vector<int> got = counters.download();
+            return got == std::vector<int>{1, 1, 1} ? std::string() : "the kernels did not each run once";
+        };
+        return c;
+    };
+    trial.yours = contender("your code", ch04::run_around_default_stream);
+    trial.reference = contender("the reference", ref::run_around_default_stream);
+    trial.baselines = {contender("blocking streams", ref::run_around_default_stream_blocking)};
+    check_speed("speed", trial);
 }
 
 // ---- Exercise 3: events for dependencies ------------------------------------------------------------------
@@ -289,7 +316,7 @@ void grade_event_dependency() {
     CUDA_CHECK(cudaDeviceSynchronize());
     mid.poison();
     out.poison();
-    const auto start = Clock::now();
+    const auto start = HostClock::now();
     ch04::produce_then_consume(in.get(), mid.get(), out.get(), n, producer, consumer);
     const double call_ms = ms_since(start);
     CUDA_CHECK(cudaStreamSynchronize(consumer));  // only the consumer: it must have waited itself
@@ -341,22 +368,26 @@ void grade_host_callback() {
 // How long a short kernel in `urgent` takes from its launch to its end when `background` has just
 // filled the GPU with 2 ms of blocks.
 double urgent_latency_ms(cudaStream_t background, cudaStream_t urgent, int sms) {
-    cudaEvent_t start, end;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&end));
+    Event start, end;
     launch_busy_wait(50, background, nullptr, sms * 16 * 40, 128);  // 40 waves of 50 us
-    const auto t0 = Clock::now();
+    const auto t0 = HostClock::now();
     while (ms_since(t0) < 0.2) {  // let the backlog start
     }
     CUDA_CHECK(cudaEventRecord(start, urgent));
     launch_busy_wait(10, urgent, nullptr, 4, 128);
     CUDA_CHECK(cudaEventRecord(end, urgent));
     CUDA_CHECK(cudaDeviceSynchronize());
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
-    cudaEventDestroy(start);
-    cudaEventDestroy(end);
-    return ms;
+    return elapsed_ms(start, end);
+}
+
+struct StreamPair {
+    cudaStream_t background = nullptr, urgent = nullptr;
+};
+
+StreamPair create_reference_streams() {
+    StreamPair pair;
+    ref::create_priority_streams(&pair.background, &pair.urgent);
+    return pair;
 }
 
 void grade_priorities() {
@@ -378,19 +409,23 @@ void grade_priorities() {
                 "both streams should be non-blocking (cudaStreamNonBlocking)");
     if (ok) {
         Stream equal_background, equal_urgent;
+        StreamPair reference_streams = create_reference_streams();
         const int sms = device_properties().multiProcessorCount;
-        check_speed("latency", [&] {
-            std::vector<double> equal, prioritized;
-            for (int i = 0; i < 9; ++i) {
-                equal.push_back(urgent_latency_ms(equal_background, equal_urgent, sms));
-                prioritized.push_back(urgent_latency_ms(background, urgent, sms));
-            }
-            const Summary e = summarize(equal), p = summarize(prioritized);
-            return Ratio{e.median / p.median, e.noise + p.noise,
-                         "the urgent kernel took " + fixed(p.median, 3) + " ms behind a 2 ms backlog, " +
-                             fixed(e.median, 3) + " ms at equal priority",
-                         {{"ms at high priority", p.median}, {"ms at equal priority", e.median}}};
-        });
+        auto contender = [&](const std::string& name, cudaStream_t back, cudaStream_t front) {
+            Contender c;
+            c.name = name;
+            c.timed = [=](cudaStream_t, int) { return urgent_latency_ms(back, front, sms); };
+            return c;
+        };
+        SpeedTrial trial;
+        trial.clock = Clock::reported;
+        trial.time_unit = "ms of the urgent kernel";
+        trial.yours = contender("your streams", background, urgent);
+        trial.reference = contender("the reference's streams", reference_streams.background, reference_streams.urgent);
+        trial.baselines = {contender("equal priorities", equal_background, equal_urgent)};
+        check_speed("speed", trial);
+        cudaStreamDestroy(reference_streams.background);
+        cudaStreamDestroy(reference_streams.urgent);
     }
     cudaStreamDestroy(background);
     cudaStreamDestroy(urgent);
@@ -419,27 +454,47 @@ void grade_pdl() {
     }
     DeviceBuffer<float> in(values), mid(n), out(size_t(n) * pairs);
     Stream stream;
-    auto run_and_compare = [&](PairsRun run) {
-        out.poison();
-        run(in.get(), mid.get(), out.get(), n, pairs, stream);
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        return compare_close(expected, out.download(), {0, 0});  // the same float operations: exact
+    PinnedBuffer<float> out_host(out.size());
+    out.poison();
+    LegacyStreamGate gate(gate_limit_ms());
+    ch04::run_pairs_pdl(in.get(), mid.get(), out.get(), n, pairs, stream);
+    const std::vector<float> got = out.download_on(stream, out_host);
+    const bool stayed_on_stream = gate.open();
+    const Comparison c = compare_close(expected, got, {0, 0});  // the same float operations: exact
+    bool ok = check("correct", std::to_string(pairs) + " pairs", c.ok(),
+                    c.message() + "\n(does the secondary read mid before cudaGridDependencySynchronize? Is every "
+                                  "launch on `stream`?)");
+    ok &= check("correct", "only its stream", stayed_on_stream,
+                "run_pairs_pdl waited on the legacy default stream (cudaMemcpy, cudaDeviceSynchronize...): every "
+                "launch goes on `stream`");
+    if (!ok) return;
+
+    // The race: one input changes before each round; every call's out must equal run_pairs's.
+    DeviceBuffer<float> expected_out(out.size());
+    std::mt19937_64 rng(seed_for("timed inputs"));
+    auto contender = [&](const std::string& name, PairsRun run) {
+        Contender c;
+        c.name = name;
+        c.before = [&](cudaStream_t s, int) { out.poison_on(s); };
+        c.run = [&, run](cudaStream_t s, int) { run(in.get(), mid.get(), out.get(), n, pairs, s); };
+        c.verify = [&](int) {
+            const unsigned long long wrong = count_differences(out.get(), expected_out.get(), out.bytes(), stream);
+            return wrong == 0 ? std::string() : std::to_string(wrong) + " bytes of out differ from run_pairs's";
+        };
+        return c;
     };
-    if (!run_and_compare(ch04::run_pairs).ok()) throw std::runtime_error("run_pairs (given) computes wrong values: restore it");
-    const Comparison c = run_and_compare(ch04::run_pairs_pdl);
-    if (!check("correct", std::to_string(pairs) + " pairs", c.ok(),
-               c.message() + "\n(does the secondary read mid before cudaGridDependencySynchronize?)"))
-        return;
-    check_speed("speedup", [&] {
-        const std::vector<Summary> t = time_rotating(
-            {[&](cudaStream_t s) { ch04::run_pairs(in.get(), mid.get(), out.get(), n, pairs, s); },
-             [&](cudaStream_t s) { ch04::run_pairs_pdl(in.get(), mid.get(), out.get(), n, pairs, s); }},
-            stream);
-        return Ratio{t[0].median / t[1].median, t[0].noise + t[1].noise,
-                     fixed(t[1].median * 1e3 / pairs, 1) + " us per pair against " + fixed(t[0].median * 1e3 / pairs, 1) +
-                         " us launched plainly",
-                     {{"us per pair", t[1].median * 1e3 / pairs}, {"us per pair, plain launches", t[0].median * 1e3 / pairs}}};
-    });
+    SpeedTrial trial;
+    trial.yours = contender("your code", ch04::run_pairs_pdl);
+    trial.reference = contender("the reference", ref::run_pairs_pdl);
+    trial.baselines = {contender("plain launches", ref::run_pairs)};
+    trial.vary = [&](int) {
+        in.set(rng() % n, static_cast<float>(rng() % 1000) / 1000);
+        ref::run_pairs(in.get(), mid.get(), expected_out.get(), n, pairs, stream);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    };
+    trial.time_unit = "us per pair";
+    trial.time_scale = 1e3 / pairs;
+    check_speed("speed", trial);
 }
 
 // ---- Exercise 7: asynchronous errors -------------------------------------------------------------------------------
@@ -464,8 +519,12 @@ void grade_async_error() {
 
 }  // namespace
 
-TEST_CASE("overlap_depth_first") { grade_pipeline(ch04::run_depth_first, "run_depth_first", true); }
-TEST_CASE("overlap_breadth_first") { grade_pipeline(ch04::run_breadth_first, "run_breadth_first", false); }
+TEST_CASE("overlap_depth_first") {
+    grade_pipeline(ch04::run_depth_first, ref::run_depth_first, "run_depth_first", true);
+}
+TEST_CASE("overlap_breadth_first") {
+    grade_pipeline(ch04::run_breadth_first, ref::run_breadth_first, "run_breadth_first", false);
+}
 TEST_CASE("default_stream") { grade_default_stream(); }
 TEST_CASE("event_dependency") { grade_event_dependency(); }
 TEST_CASE("host_callback") { grade_host_callback(); }

@@ -2,10 +2,15 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <optional>
-#include <sstream>
+#include <memory>
+#include <random>
 
+#include "07_graphs.h"           // ch07: the code graded
+#define ch07 COURSE_REFERENCE    // ref: the grader's own copy of the reference solution
 #include "07_graphs.h"
+#undef ch07
+namespace ref = COURSE_REFERENCE;
+
 #include "grading.h"
 
 GRADE_CHAPTER("07_graphs", 7, 0, "any GPU CUDA 12 supports");
@@ -25,29 +30,6 @@ bool stream_not_capturing(cudaStream_t stream) {
     CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
     return status == cudaStreamCaptureStatusNone;
 }
-
-class GraphExec {
-public:
-    explicit GraphExec(cudaGraph_t graph) { CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0)); }
-    ~GraphExec() { cudaGraphExecDestroy(exec_); }
-    GraphExec(const GraphExec&) = delete;
-    GraphExec& operator=(const GraphExec&) = delete;
-    operator cudaGraphExec_t() const { return exec_; }
-
-private:
-    cudaGraphExec_t exec_ = nullptr;
-};
-
-// A graph the student's code returned, destroyed when the check is done with it.
-struct OwnedGraph {
-    cudaGraph_t graph = nullptr;
-    explicit OwnedGraph(cudaGraph_t g) : graph(g) {}
-    ~OwnedGraph() {
-        if (graph) cudaGraphDestroy(graph);
-    }
-    OwnedGraph(const OwnedGraph&) = delete;
-    OwnedGraph& operator=(const OwnedGraph&) = delete;
-};
 
 // ---- Reading a graph back through the API ---------------------------------------------------------
 std::vector<cudaGraphNode_t> nodes_of(cudaGraph_t graph) {
@@ -154,13 +136,17 @@ std::vector<uint32_t> advance_on_cpu(std::vector<uint32_t> x, int steps) {
     return x;
 }
 
-Comparison run_loop(Loop loop, int n, int steps, Stream& stream) {
+// Runs `loop` under a LegacyStreamGate and reads data through `stream`: a loop that returns before
+// its last step has finished, or puts its work elsewhere, shows here.
+Comparison run_loop(Loop loop, int n, int steps, Stream& stream, bool& stayed_on_stream) {
     const std::vector<uint32_t> start = random_words(n, "loop n=" + std::to_string(n));
     DeviceBuffer<uint32_t> data(start);
+    PinnedBuffer<uint32_t> data_host(n);
+    LegacyStreamGate gate(gate_limit_ms());
     loop(data.get(), n, steps, stream);
-    // A plain copy: it does not wait for the (non-blocking) stream, so a loop that returns before
-    // its last step has finished shows here.
-    Comparison c = compare_exact(advance_on_cpu(start, steps), data.download());
+    const std::vector<uint32_t> got = data.download_on(stream, data_host);
+    stayed_on_stream = gate.open();
+    Comparison c = compare_exact(advance_on_cpu(start, steps), got);
     if (c.ok() && !data.guard_intact()) c.problem = "wrote past the end of data[0, n)";
     return c;
 }
@@ -170,53 +156,55 @@ const int kLoopSteps = 50;   // 1000 kernels per timed call
 
 void grade_capture_loop() {
     Stream stream;
-    for (const auto& [name, loop] : {std::pair<std::string, Loop>{"run_sync_each_kernel", ch07::run_sync_each_kernel},
-                                     {"run_sync_each_step", ch07::run_sync_each_step}})
-        if (!run_loop(loop, 1000, 2, stream).ok())
-            throw std::runtime_error(name + " (given) computes a wrong result: restore it");
-
+    std::mt19937_64 rng(seed_for("loop sizes"));
+    const int drawn = 2 + static_cast<int>(rng() % 200000);
     bool correct = true;
-    for (const auto& [n, steps] : {std::pair{1, 1}, {1000, 3}, {kLoopN + 3, 2}}) {
+    for (const auto& [n, steps] : {std::pair{1, 1}, {1000, 3}, {kLoopN + 3, 2}, {drawn, 1}}) {
         const std::string label = "n=" + std::to_string(n) + ", " + std::to_string(steps) + " steps";
-        const Comparison c = run_loop(ch07::run_with_graph, n, steps, stream);
+        bool stayed_on_stream = true;
+        const Comparison c = run_loop(ch07::run_with_graph, n, steps, stream, stayed_on_stream);
         correct &= check("correct", label, c.ok(),
                          c.message() + "\n(each step launches advance_kernel with k = 0, 1, ..., 19 in order; does "
-                                       "run_with_graph wait for the last step before it returns?)");
+                                       "run_with_graph launch on `stream` and wait for the last step before it returns?)");
+        correct &= check("correct", label + ", only its stream", stayed_on_stream,
+                         "run_with_graph waited on the legacy default stream (cudaDeviceSynchronize, cudaMemcpy...): "
+                         "capture, launch and wait on `stream`");
         correct &= check("correct", label + ", stream usable", stream_not_capturing(stream),
                          "the stream is still capturing when run_with_graph returns: end the capture");
+        if (!stayed_on_stream) break;
     }
     if (!correct) return;
 
-    DeviceBuffer<uint32_t> data(random_words(kLoopN, "loop timing"));
-    auto run = [&](Loop loop) { return [&, loop] { loop(data.get(), kLoopN, kLoopSteps, stream); }; };
-    auto measure = [&] {
-        return time_rotating_device_wide(
-            {run(ch07::run_sync_each_kernel), run(ch07::run_sync_each_step), run(ch07::run_with_graph)});
+    // The race: every call starts from `start`, whose words change before each round, and must
+    // end where the reference's graph ends.
+    DeviceBuffer<uint32_t> start(random_words(kLoopN, "loop timing")), data(kLoopN), expected(kLoopN);
+    auto contender = [&](const std::string& name, Loop loop) {
+        Contender c;
+        c.name = name;
+        c.before = [&](cudaStream_t s, int) {
+            CUDA_CHECK(cudaMemcpyAsync(data.get(), start.get(), start.bytes(), cudaMemcpyDeviceToDevice, s));
+        };
+        c.run = [&, loop](cudaStream_t s, int) { loop(data.get(), kLoopN, kLoopSteps, s); };
+        c.verify = [&](int) {
+            const unsigned long long wrong = count_differences(data.get(), expected.get(), data.bytes(), stream);
+            return wrong == 0 ? std::string() : std::to_string(wrong) + " bytes of data are wrong after the loop";
+        };
+        return c;
     };
-    // The first check's measurement serves the second too; a re-measurement (of a ratio too close
-    // to its threshold) takes a fresh one.
-    std::optional<std::vector<Summary>> first_measurement;
-    auto per_kernel_us = [](const Summary& s) { return s.median * 1e3 / (kLoopSteps * ch07::kKernelsPerStep); };
-    auto detail = [&](const std::vector<Summary>& t) {
-        std::ostringstream s;
-        s.precision(3);
-        s << "per kernel: sync each " << per_kernel_us(t[0]) << " us, sync each step " << per_kernel_us(t[1])
-          << " us, graph " << per_kernel_us(t[2]) << " us";
-        return s.str();
+    SpeedTrial trial;
+    trial.clock = Clock::device_wide;
+    trial.yours = contender("your code", ch07::run_with_graph);
+    trial.reference = contender("the reference", ref::run_with_graph);
+    trial.baselines = {contender("sync each kernel", ref::run_sync_each_kernel),
+                       contender("sync each step", ref::run_sync_each_step)};
+    trial.vary = [&](int) {
+        for (int k = 0; k < 3; ++k) start.set(rng() % kLoopN, static_cast<uint32_t>(rng()));
+        CUDA_CHECK(cudaMemcpyAsync(expected.get(), start.get(), start.bytes(), cudaMemcpyDeviceToDevice, stream));
+        ref::run_with_graph(expected.get(), kLoopN, kLoopSteps, stream);
     };
-    check_speed("vs_sync_each_kernel", [&] {
-        const std::vector<Summary> t = measure();
-        first_measurement = t;
-        return Ratio{t[0].median / t[2].median, t[0].noise + t[2].noise, detail(t),
-                     {{"us per kernel, graph", per_kernel_us(t[2])},
-                      {"us per kernel, sync each kernel", per_kernel_us(t[0])},
-                      {"us per kernel, sync each step", per_kernel_us(t[1])}}};
-    });
-    check_speed("vs_sync_each_step", [&] {
-        const std::vector<Summary> t = first_measurement ? *first_measurement : measure();
-        first_measurement.reset();
-        return Ratio{t[1].median / t[2].median, t[1].noise + t[2].noise, detail(t)};
-    });
+    trial.time_unit = "us per kernel";
+    trial.time_scale = 1e3 / (kLoopSteps * ch07::kKernelsPerStep);
+    check_speed("speed", trial);
 }
 
 // ---- Exercises 2 and 3: the diamond ------------------------------------------------------------------
@@ -322,30 +310,35 @@ void grade_diamond(const MakeDiamond& make, bool captured) {
     for (const int n : {(1 << 20) + 7, 1000}) {
         const std::string label = "n=" + std::to_string(n);
         Diamond d(n);
-        OwnedGraph own(make(d.buffers(), stream));
+        Graph own(make(d.buffers(), stream));
         if (captured)
             check("results", label + ", stream usable", stream_not_capturing(stream),
                   "the stream is still capturing when capture_diamond returns: end the capture");
-        if (n != 1000 && !check_diamond_shape(own.graph, !captured)) {
+        if (n != 1000 && !check_diamond_shape(own.get(), !captured)) {
             // The given one-stream capture computes the right results: they count with the shape only.
             skip("results", "launches", "graded once the graph has the diamond's shape");
             return;
         }
-        if (!check("results", label + ", a graph", own.graph != nullptr, "no graph was returned")) return;
-        check_diamond_launches(own.graph, d, stream, label);
+        if (!check("results", label + ", a graph", own.get() != nullptr, "no graph was returned")) return;
+        check_diamond_launches(own.get(), d, stream, label);
     }
 }
 
 // ---- Exercise 4: updating an executable graph -----------------------------------------------------------
+// A step graph (ch07::StepGraph or ref::StepGraph), destroyed by its own code.
+template <class G>
 struct StepGraphOwner {
-    ch07::StepGraph g;
-    StepGraphOwner(unsigned* data, int n) : g(ch07::make_step_graph(data, n)) {}
+    G g;
+    void (*destroy)(G&);
+    StepGraphOwner(G graph, void (*destroy_graph)(G&)) : g(graph), destroy(destroy_graph) {}
     ~StepGraphOwner() {
         try {
-            ch07::destroy_step_graph(g);
+            destroy(g);
         } catch (...) {  // after a sticky error: nothing left to free
         }
     }
+    StepGraphOwner(const StepGraphOwner&) = delete;
+    StepGraphOwner& operator=(const StepGraphOwner&) = delete;
 };
 
 std::vector<uint32_t> step_on_cpu(std::vector<uint32_t> x, const std::vector<uint32_t>& increments) {
@@ -354,16 +347,30 @@ std::vector<uint32_t> step_on_cpu(std::vector<uint32_t> x, const std::vector<uin
     return x;
 }
 
+std::vector<uint32_t> first_increments() {
+    std::vector<uint32_t> increments(ch07::kKernelsPerStep);
+    for (int k = 0; k < ch07::kKernelsPerStep; ++k) increments[k] = k;
+    return increments;
+}
+
+// Launches a step graph on data from `start` and compares with the step the increments make.
+Comparison launch_and_compare(cudaGraphExec_t exec, DeviceBuffer<uint32_t>& data, const std::vector<uint32_t>& start,
+                              const std::vector<uint32_t>& increments, cudaStream_t stream) {
+    data.upload(start);
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return compare_exact(step_on_cpu(start, increments), data.download());
+}
+
 void grade_update_exec() {
     Stream stream;
     const int n = kLoopN + 3;
     DeviceBuffer<uint32_t> data(n);
-    StepGraphOwner owner(data.get(), n);
+    StepGraphOwner<ch07::StepGraph> owner(ch07::make_step_graph(data.get(), n), ch07::destroy_step_graph);
     ch07::StepGraph& g = owner.g;
     const cudaGraphExec_t original = g.exec;
 
-    std::vector<uint32_t> increments(ch07::kKernelsPerStep);
-    for (int k = 0; k < ch07::kKernelsPerStep; ++k) increments[k] = k;
+    std::vector<uint32_t> increments = first_increments();
     // Changes applied one after the other, each checked by a launch.
     const std::vector<std::vector<std::pair<int, uint32_t>>> rounds = {
         {}, {{7, 1000}, {19, 5}}, {{7, 7}, {0, 123456789}}, {{13, 0xFFFFFFFFu}}};
@@ -375,11 +382,7 @@ void grade_update_exec() {
             increments[kernel] = increment;
             label += ", kernel " + std::to_string(kernel) + " adds " + std::to_string(increment);
         }
-        const std::vector<uint32_t> start = random_words(n, "update " + label);
-        data.upload(start);
-        CUDA_CHECK(cudaGraphLaunch(g.exec, stream));
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        const Comparison c = compare_exact(step_on_cpu(start, increments), data.download());
+        const Comparison c = launch_and_compare(g.exec, data, random_words(n, "update " + label), increments, stream);
         correct &= check("results", label, c.ok(), c.message());
     }
     correct &= check("results", "the same executable graph", g.exec == original,
@@ -387,47 +390,63 @@ void grade_update_exec() {
                      "new one");
     if (!correct) return;
 
-    // 20 calls per sample: one set_increment is about a microsecond.
+    // The race: a timed call is 20 updates (one is about a microsecond), of kernels and increments
+    // drawn before each round; then the graph is launched and must add what was set.
     const int kCalls = 20;
-    check_speed("vs_instantiate", [&] {
-        const std::vector<Summary> t = time_rotating_device_wide(
-            {[&] {
-                 for (int i = 0; i < kCalls; ++i) {
-                     cudaGraphExec_t fresh;
-                     CUDA_CHECK(cudaGraphInstantiate(&fresh, g.graph, 0));
-                     CUDA_CHECK(cudaGraphExecDestroy(fresh));
-                 }
-             },
-             [&] {
-                 for (int i = 0; i < kCalls; ++i) ch07::set_increment(g, i % ch07::kKernelsPerStep, i);
-             }});
-        const double instantiate_us = t[0].median * 1e3 / kCalls, update_us = t[1].median * 1e3 / kCalls;
-        std::ostringstream s;
-        s.precision(3);
-        s << "set_increment " << update_us << " us; instantiating the step graph again " << instantiate_us << " us";
-        return Ratio{t[0].median / t[1].median, t[0].noise + t[1].noise, s.str(),
-                     {{"us per set_increment", update_us}, {"us per instantiation", instantiate_us}}};
-    });
+    DeviceBuffer<uint32_t> reference_data(n);
+    StepGraphOwner<ref::StepGraph> reference(ref::make_step_graph(reference_data.get(), n), ref::destroy_step_graph);
+    std::vector<uint32_t> reference_increments = first_increments();
+    const std::vector<uint32_t> start = random_words(n, "update race");
+    std::mt19937_64 rng(seed_for("timed updates"));
+    std::vector<std::pair<int, uint32_t>> changes(kCalls);
+    auto updater = [&](const std::string& name, auto& graph, auto set, std::vector<uint32_t>& incs,
+                       DeviceBuffer<uint32_t>& buffer) {
+        Contender c;
+        c.name = name;
+        c.run = [&graph, set, &changes](cudaStream_t, int) {
+            for (const auto& [kernel, increment] : changes) set(graph, kernel, increment);
+        };
+        c.verify = [&, set](int) {
+            for (const auto& [kernel, increment] : changes) incs[kernel] = increment;
+            return launch_and_compare(graph.exec, buffer, start, incs, stream).message();
+        };
+        return c;
+    };
+    Contender instantiate;
+    instantiate.name = "instantiating again";
+    instantiate.run = [&](cudaStream_t, int) {
+        for (int i = 0; i < kCalls; ++i) {
+            cudaGraphExec_t fresh;
+            CUDA_CHECK(cudaGraphInstantiate(&fresh, reference.g.graph, 0));
+            CUDA_CHECK(cudaGraphExecDestroy(fresh));
+        }
+    };
+    SpeedTrial trial;
+    trial.clock = Clock::device_wide;
+    trial.yours = updater("your code", g, ch07::set_increment, increments, data);
+    trial.reference = updater("the reference", reference.g, ref::set_increment, reference_increments, reference_data);
+    trial.baselines = {instantiate};
+    trial.vary = [&](int) {
+        for (auto& [kernel, increment] : changes) {
+            kernel = static_cast<int>(rng() % ch07::kKernelsPerStep);
+            increment = static_cast<uint32_t>(rng());
+        }
+    };
+    trial.time_unit = "us per update";
+    trial.time_scale = 1e3 / kCalls;
+    check_speed("speed", trial);
 }
 
 // ---- Exercise 5: a conditional while node -----------------------------------------------------------------
-struct Collatz {
-    int n;
-    std::vector<unsigned long long> start;
-    std::vector<uint32_t> expected_steps;
-    DeviceBuffer<unsigned long long> start_device, values;
-    DeviceBuffer<uint32_t> steps;
-    DeviceBuffer<int> any_left;
-    PinnedBuffer<int> any_left_host;
+// Start values in [1, 2^20]: their paths stay below 2^64 and take up to a few hundred steps.
+struct CollatzStart {
+    std::vector<unsigned long long> values;
+    std::vector<uint32_t> steps;  // expected
+    DeviceBuffer<unsigned long long> device;
 
-    // Values in [1, 2^20]: their paths stay below 2^64 and take up to a few hundred steps.
-    Collatz(int n, const std::string& label)
-        : n(n), start(make_start(n, label)), expected_steps(steps_on_cpu(start)), start_device(n), values(n),
-          steps(n), any_left(1), any_left_host(1) {
-        start_device.upload(start);
-    }
+    CollatzStart(int n, const std::string& label) : values(make(n, label)), steps(steps_on_cpu(values)), device(values) {}
 
-    static std::vector<unsigned long long> make_start(int n, const std::string& label) {
+    static std::vector<unsigned long long> make(int n, const std::string& label) {
         const std::vector<int32_t> v = random_ints(n, seed_for(label), 1, 1 << 20);
         return std::vector<unsigned long long>(v.begin(), v.end());
     }
@@ -437,21 +456,44 @@ struct Collatz {
             for (unsigned long long x = start[i]; x != 1; x = x % 2 == 0 ? x / 2 : 3 * x + 1) ++steps[i];
         return steps;
     }
+    int most_steps() const { return static_cast<int>(*std::max_element(steps.begin(), steps.end())); }
+};
 
-    ch07::CollatzBuffers buffers() { return {n, values.get(), steps.get(), any_left.get(), any_left_host.get()}; }
+// The buffers a Collatz loop works on.
+struct Collatz {
+    int n;
+    DeviceBuffer<unsigned long long> values;
+    DeviceBuffer<uint32_t> steps;
+    DeviceBuffer<int> any_left;
+    PinnedBuffer<int> any_left_host;
 
-    // Back to the start: the values, zero steps, garbage in the flag.
-    void reset(cudaStream_t stream) {
-        CUDA_CHECK(cudaMemcpyAsync(values.get(), start_device.get(), n * sizeof(unsigned long long),
+    explicit Collatz(int n) : n(n), values(n), steps(n), any_left(1), any_left_host(1) {}
+
+    template <class BuffersOf = ch07::CollatzBuffers>
+    BuffersOf buffers() {
+        BuffersOf b;
+        b.n = n;
+        b.values = values.get();
+        b.steps = steps.get();
+        b.any_left = any_left.get();
+        b.any_left_host = any_left_host.get();
+        return b;
+    }
+
+    // Back to a start: its values, zero steps, garbage in the flag.
+    void reset(const CollatzStart& start, cudaStream_t stream) {
+        CUDA_CHECK(cudaMemcpyAsync(values.get(), start.device.get(), n * sizeof(unsigned long long),
                                    cudaMemcpyDeviceToDevice, stream));
         CUDA_CHECK(cudaMemsetAsync(steps.get(), 0, n * sizeof(uint32_t), stream));
         CUDA_CHECK(cudaMemsetAsync(any_left.get(), kPoisonByte, sizeof(int), stream));
     }
 
-    Comparison compare_steps() const { return compare_exact(expected_steps, steps.download()); }
-    bool all_ones() const {
+    std::string wrong(const CollatzStart& start) const {
+        const Comparison c = compare_exact(start.steps, steps.download());
+        if (!c.ok()) return c.message();
         const std::vector<unsigned long long> v = values.download();
-        return std::all_of(v.begin(), v.end(), [](unsigned long long x) { return x == 1; });
+        const bool all_ones = std::all_of(v.begin(), v.end(), [](unsigned long long x) { return x == 1; });
+        return all_ones ? "" : "some values are not 1 at the end";
     }
 };
 
@@ -459,48 +501,51 @@ const int kCollatzN = (1 << 14) + 5;
 
 void grade_conditional_while() {
     Stream stream;
-    Collatz c(kCollatzN, "collatz");
-    c.reset(stream);
-    ch07::collatz_host_loop(c.buffers(), stream);
-    if (!c.compare_steps().ok() || !c.all_ones())
-        throw std::runtime_error("collatz_host_loop (given) computes wrong steps: restore it");
+    std::vector<std::unique_ptr<CollatzStart>> starts;
+    for (int k = 0; k < 3; ++k) starts.push_back(std::make_unique<CollatzStart>(kCollatzN, "collatz " + std::to_string(k)));
+    Collatz c(kCollatzN);
 
-    OwnedGraph own(ch07::build_collatz_graph(c.buffers()));
-    if (!check("results", "a graph", own.graph != nullptr, "no graph was returned")) return;
-    const GraphView view(own.graph, {});
+    Graph own(ch07::build_collatz_graph(c.buffers()));
+    if (!check("results", "a graph", own.get() != nullptr, "no graph was returned")) return;
+    const GraphView view(own.get(), {});
     bool correct = check("results", "a conditional node", !view.named("conditional node").empty(),
                          "the graph has " + view.summary() + ": the loop belongs in a conditional (while) node, "
                          "so that the GPU decides whether to go round again");
-    GraphExec exec(own.graph);
-    for (int launch = 1; launch <= 2; ++launch) {
-        c.reset(stream);
+    GraphExec exec(own.get());
+    for (int launch = 0; launch < 2; ++launch) {
+        c.reset(*starts[launch], stream);
         CUDA_CHECK(cudaGraphLaunch(exec, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
-        const std::string label = "launch " + std::to_string(launch);
-        const Comparison steps = c.compare_steps();
-        correct &= check("results", label + ", steps", steps.ok(), steps.message());
-        correct &= check("results", label + ", every value at 1", c.all_ones(), "some values are not 1 at the end");
+        const std::string wrong = c.wrong(*starts[launch]);
+        correct &= check("results", "launch " + std::to_string(launch + 1), wrong.empty(), wrong);
     }
     if (!correct) return;
 
-    check_speed("vs_host_loop", [&] {
-        const std::vector<Summary> t = time_rotating_device_wide(
-            {[&] {
-                 c.reset(stream);
-                 ch07::collatz_host_loop(c.buffers(), stream);
-             },
-             [&] {
-                 c.reset(stream);
-                 CUDA_CHECK(cudaGraphLaunch(exec, stream));
-             }});
-        const int rounds = int(*std::max_element(c.expected_steps.begin(), c.expected_steps.end()));
-        const double host_us = t[0].median * 1e3 / rounds, graph_us = t[1].median * 1e3 / rounds;
-        std::ostringstream s;
-        s.precision(3);
-        s << rounds << " steps: host loop " << host_us << " us per step, graph " << graph_us << " us per step";
-        return Ratio{t[0].median / t[1].median, t[0].noise + t[1].noise, s.str(),
-                     {{"us per Collatz step, graph", graph_us}, {"us per Collatz step, host loop", host_us}}};
-    });
+    // The race: each round starts every contender from one of the starts.
+    Collatz reference_buffers(kCollatzN);
+    Graph reference_graph(ref::build_collatz_graph(reference_buffers.buffers<ref::CollatzBuffers>()));
+    GraphExec reference_exec(reference_graph.get());
+    int current = 0;
+    auto contender = [&](const std::string& name, Collatz& buffers, const std::function<void(cudaStream_t)>& run) {
+        Contender ct;
+        ct.name = name;
+        ct.before = [&](cudaStream_t s, int) { buffers.reset(*starts[current], s); };
+        ct.run = [run](cudaStream_t s, int) { run(s); };
+        ct.verify = [&](int) { return buffers.wrong(*starts[current]); };
+        return ct;
+    };
+    SpeedTrial trial;
+    trial.clock = Clock::device_wide;
+    trial.yours = contender("your code", c, [&](cudaStream_t s) { CUDA_CHECK(cudaGraphLaunch(exec, s)); });
+    trial.reference = contender("the reference", reference_buffers,
+                                [&](cudaStream_t s) { CUDA_CHECK(cudaGraphLaunch(reference_exec, s)); });
+    trial.baselines = {contender("host loop", reference_buffers, [&](cudaStream_t s) {
+        ref::collatz_host_loop(reference_buffers.buffers<ref::CollatzBuffers>(), s);
+    })};
+    trial.vary = [&](int call) { current = call % static_cast<int>(starts.size()); };
+    trial.time_unit = "us per Collatz step";
+    trial.time_scale = 1e3 / starts[0]->most_steps();  // the starts' longest paths differ by a few steps
+    check_speed("speed", trial);
 }
 
 // ---- Exercise 6: an access policy window on a kernel node ---------------------------------------------------
@@ -533,7 +578,7 @@ void grade_access_policy_window() {
     Stream stream;
     const int n = 1000;
     DeviceBuffer<uint32_t> data(n);
-    StepGraphOwner owner(data.get(), n);
+    StepGraphOwner<ch07::StepGraph> owner(ch07::make_step_graph(data.get(), n), ch07::destroy_step_graph);
     const cudaGraphNode_t node = owner.g.kernels[0];
 
     for (const size_t bytes : {size_t(8) << 20, 2 * max_window}) {

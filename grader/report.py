@@ -26,6 +26,14 @@ STATUS_TEXT = {
 }
 
 
+def status_text(ex):
+    """The verdict as shown. A reference solution that fails the self-check is not a student who
+    lost points: say what it is."""
+    if ex.get("mode") == "reference" and ex["status"] == "failed":
+        return "SELF-CHECK FAILED"
+    return STATUS_TEXT.get(ex["status"], ex["status"])
+
+
 def load_chapters(results_dir, thresholds):
     """One entry per chapter found in the results folder, with every exercise of the data file."""
     chapters = []
@@ -121,7 +129,7 @@ def markdown(chapters, title):
            "", "| chapter | exercise | status | points |", "|---|---|---|---|"]
     for ch in chapters:
         for ex in ch["exercises"]:
-            out.append(f"| {ch['name']} | {ex['title']} | {STATUS_TEXT.get(ex['status'], ex['status'])} | "
+            out.append(f"| {ch['name']} | {ex['title']} | {status_text(ex)} | "
                        f"{ex['points']:g} / {ex['max_points']:g} |")
     total, total_max = totals(chapters)
     out += [f"| **total** | | | **{total:g} / {total_max:g}** |", ""]
@@ -135,7 +143,7 @@ def markdown(chapters, title):
             out += [f"| {title} | " + " | ".join(fmt(values.get(c)) for c in columns) + " |" for title, values in rows]
             out.append("")
         for ex in ch["exercises"]:
-            out.append(f"### {ex['title']}: {STATUS_TEXT.get(ex['status'], ex['status'])}, "
+            out.append(f"### {ex['title']}: {status_text(ex)}, "
                        f"{ex['points']:g} / {ex['max_points']:g} points")
             out.append("")
             if ex.get("message"):
@@ -271,7 +279,7 @@ def html_report(chapters, title):
         for ex in ch["exercises"]:
             body.append(f"<tr><td>{e(ch['name'])}</td><td><a href='#{e(ch['name'])}-{e(ex['exercise'])}'>"
                         f"{e(ex['title'])}</a></td><td class='{status_class(ex['status'])}'>"
-                        f"{e(STATUS_TEXT.get(ex['status'], ex['status']))}</td>"
+                        f"{e(status_text(ex))}</td>"
                         f"<td>{ex['points']:g} / {ex['max_points']:g}</td></tr>")
     total, total_max = totals(chapters)
     body.append(f"<tr><th>total</th><th></th><th></th><th>{total:g} / {total_max:g}</th></tr></table>")
@@ -283,7 +291,7 @@ def html_report(chapters, title):
         body.append(figures_html(ch))
         for ex in ch["exercises"]:
             body.append(f"<h3 id='{e(ch['name'])}-{e(ex['exercise'])}'>{e(ex['title'])}: "
-                        f"<span class='{status_class(ex['status'])}'>{e(STATUS_TEXT.get(ex['status'], ex['status']))}"
+                        f"<span class='{status_class(ex['status'])}'>{e(status_text(ex))}"
                         f"</span>, {ex['points']:g} / {ex['max_points']:g} points</h3>")
             if ex.get("message"):
                 body.append(f"<p>{e(ex['message'])}</p>")
@@ -324,7 +332,7 @@ def summary_table(chapters):
     rows = []
     for ch in chapters:
         for ex in ch["exercises"]:
-            rows.append((ch["name"], ex["exercise"], STATUS_TEXT.get(ex["status"], ex["status"]),
+            rows.append((ch["name"], ex["exercise"], status_text(ex),
                          f"{ex['points']:g}/{ex['max_points']:g}"))
     if not rows:
         return "no results found"

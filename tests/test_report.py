@@ -18,7 +18,8 @@ THRESHOLDS = {
                     "checks": {"correct": {"points": 6},
                                "speed": {"points": 4, "kind": "speed", "threshold": 0.7}}},
             "hang": {"title": "2. Hang", "checks": {"ok": {"points": 5}}},
-            "never": {"title": "3. Never run", "checks": {"ok": {"points": 5}}}}},
+            "never": {"title": "3. Never run", "checks": {"ok": {"points": 5}}},
+            "ref": {"title": "4. Reference", "checks": {"ok": {"points": 5}}}}},
         "02_b": {"title": "B", "exercises": {"x": {"title": "1. X", "checks": {"ok": {"points": 10}}}}},
         "03_c": {"title": "C", "exercises": {"y": {"title": "1. Y", "checks": {"ok": {"points": 10}}}}},
     },
@@ -51,6 +52,10 @@ class ReportTest(unittest.TestCase):
                                                            {"stream": 1, "kind": "compute", "start_ms": 0.5, "end_ms": 2}]}]
         (a / "add.json").write_text(json.dumps(add))
         (a / "hang.json").write_text(json.dumps(result("01_a", "hang", "running", 0, 5)))
+        ref = result("01_a", "ref", "failed", 5, 5, [], "self-check failed: the reference solution failed speed")
+        ref["mode"] = "reference"
+        ref["checks"] = [{"key": "ok", "label": "<b>", "status": "failed", "message": "a < b && c > d"}]
+        (a / "ref.json").write_text(json.dumps(ref))
         b = self.results / "02_b"
         b.mkdir()
         (b / "build_error.txt").write_text("runtime.cu(12): error: expected a ';'\n")
@@ -69,11 +74,12 @@ class ReportTest(unittest.TestCase):
         md, _, _ = self.build()
         self.assertIn("| 01_a | add | FAILED | 8.3 / 10 |", md)
         self.assertIn("CRASHED", md)       # a results file left at "running"
+        self.assertIn("| 01_a | ref | SELF-CHECK FAILED | 5 / 5 |", md)  # not "FAILED 5/5 points"
         self.assertIn("not run", md)       # an exercise with no results file
         self.assertIn("DID NOT COMPILE", md)
         self.assertIn("expected a ';'", md)  # the compiler's message
         self.assertNotIn("03_c", md)
-        self.assertIn("**8.3 / 30**", md)
+        self.assertIn("**13.3 / 35**", md)
         self.assertIn("Test GPU", md)
 
     def test_html_draws_speed_against_threshold(self):
@@ -81,6 +87,16 @@ class ReportTest(unittest.TestCase):
         self.assertIn("<svg", page)
         self.assertIn("threshold 0.7", page)
         self.assertIn("DID NOT COMPILE", page)
+
+    def test_html_escapes_what_the_graders_wrote(self):
+        _, page, _ = self.build()
+        self.assertIn("a &lt; b &amp;&amp; c &gt; d", page)
+        self.assertNotIn("<b></td>", page)
+
+    def test_speed_bar_drawn_per_speed_check(self):
+        _, page, _ = self.build()
+        self.assertEqual(page.count('aria-label="measured speed against thresholds"'), 1)
+        self.assertIn('fill="#ea4335"', page)  # 0.6 against 0.7: a red bar
 
     def test_figures_table(self):
         md, page, _ = self.build()
@@ -105,9 +121,9 @@ class ReportTest(unittest.TestCase):
 
     def test_gradescope_results(self):
         _, _, gs = self.build()
-        self.assertAlmostEqual(gs["score"], 8.3)
+        self.assertAlmostEqual(gs["score"], 13.3)
         names = [t["name"] for t in gs["tests"]]
-        self.assertEqual(len(names), 4)
+        self.assertEqual(len(names), 5)
         add = gs["tests"][0]
         self.assertEqual((add["status"], add["max_score"]), ("failed", 10))
         self.assertIn("Read: notes/x.md", add["output"])

@@ -44,19 +44,36 @@ uint64_t seed_for(const std::string& label);  // reproducible with --seed
 bool check(const std::string& key, const std::string& label, bool ok, const std::string& message);
 bool check(const std::string& key, const std::string& label, const Comparison& comparison);
 
+// How long a LegacyStreamGate stays shut at most: longer than any graded call takes, here.
+double gate_limit_ms();
+
 // A check that cannot run here (under compute-sanitizer, say): recorded as skipped, no points.
 void skip(const std::string& key, const std::string& label, const std::string& why);
 
-// A graded speed check: `measure` returns a ratio (higher is better) and its relative noise. It
-// is measured again once when it lands within noise of the threshold. In reference mode the
-// ratio must clear the threshold by the rules' margin. Skipped under compute-sanitizer.
-struct Ratio {
-    double value = 0;
-    double noise = 0;
-    std::string detail;  // the measured times or bandwidths behind the ratio
-    std::vector<std::pair<std::string, double>> figures;  // named figures for the report's table
+// A graded speed check: the code being graded against the grader's own copy of the reference
+// solution of the same exercise, raced on the same inputs (see race() in timing.h), with the
+// baselines the chapter teaches beside them. The ratio graded is the reference's time over yours:
+// 1 means as fast as the reference on this GPU; thresholds.json gives the ratio that earns full
+// points. A timed call that returns a wrong result fails the check. In reference mode the code
+// graded is the reference itself, and the ratio must come out at 1 within the data file's
+// tolerance: a check that the race is fair. Skipped under compute-sanitizer.
+struct SpeedTrial {
+    Contender yours, reference;
+    std::vector<Contender> baselines;     // timed in the same race, shown beside, not graded
+    std::function<void(int call)> vary;   // changes the inputs before each round
+    Clock clock = Clock::stream_events;
+    TimingOptions timing;
+    std::string time_unit = "ms";  // how the report shows a call's time, e.g. "us per kernel"
+    double time_scale = 1;         // milliseconds per call -> that unit
+    double bytes = 0;              // bytes a call must move, where GB/s means something
+    // More figures for the report, from the contenders' median milliseconds (in race order).
+    std::function<std::vector<std::pair<std::string, double>>(const std::vector<double>& ms)> more_figures;
 };
-bool check_speed(const std::string& key, const std::function<Ratio()>& measure);
+bool check_speed(const std::string& key, const SpeedTrial& trial);
+
+// Throws when the grader's own reference or baseline computes a wrong result (the grader is
+// broken, not the student's code).
+void require_reference(bool ok, const std::string& what);
 
 // A timeline of GPU operations for the report (see results.h).
 void record_timeline(const Timeline& timeline);

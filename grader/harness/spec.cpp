@@ -33,6 +33,7 @@ CourseSpec CourseSpec::parse(const json& data, const std::string& cc) {
         const json& scoring = data.at("scoring");
         spec.rules_.reference_margin = scoring.at("reference_margin").get<double>();
         spec.rules_.partial_credit_from = scoring.at("partial_credit_from").get<double>();
+        spec.rules_.self_timing_tolerance = scoring.at("self_timing_tolerance").get<double>();
         for (const auto& [chapter, chapter_data] : data.at("chapters").items()) {
             for (const auto& [id, ex] : chapter_data.at("exercises").items()) {
                 ExerciseSpec e;
@@ -49,8 +50,14 @@ CourseSpec CourseSpec::parse(const json& data, const std::string& cc) {
                         check.kind = CheckKind::speed;
                         check.threshold = c.at("threshold").get<double>();
                         check.unit = c.value("unit", "");
+                        check.self_timing_tolerance =
+                            c.value("self_timing_tolerance", spec.rules_.self_timing_tolerance);
                         if (c.contains("threshold_by_cc") && c["threshold_by_cc"].contains(cc))
                             check.threshold = c["threshold_by_cc"][cc].get<double>();
+                        if (check.threshold * spec.rules_.reference_margin > 1 + 1e-9)
+                            throw std::runtime_error("check " + chapter + "/" + id + "/" + key + ": threshold " +
+                                                     std::to_string(check.threshold) + " leaves the reference less "
+                                                     "than its margin (threshold x reference_margin must be <= 1)");
                     } else if (kind != "correctness") {
                         throw std::runtime_error("check " + chapter + "/" + id + "/" + key +
                                                  ": kind must be correctness or speed, not " + kind);

@@ -14,9 +14,13 @@ struct CheckSpec {
     std::string key;
     CheckKind kind = CheckKind::correctness;
     double points = 0;
-    // Speed checks: the measured value (a ratio, higher is better) must reach the threshold.
+    // Speed checks: the measured value (the reference's time over the graded code's, higher is
+    // better) earns full points at the threshold.
     double threshold = 0;
     std::string unit;
+    // How far from 1 the reference timed against itself may measure (the self-check); the rules'
+    // value unless the check sets its own.
+    double self_timing_tolerance = 0;
 };
 
 struct ExerciseSpec {
@@ -27,8 +31,9 @@ struct ExerciseSpec {
 };
 
 struct ScoringRules {
-    double reference_margin = 1.25;   // the reference solution must clear each threshold by this
+    double reference_margin = 1.25;   // every threshold x this must be at most 1 (the reference's margin)
     double partial_credit_from = 0.5; // speed points start at this fraction of the threshold
+    double self_timing_tolerance = 0.1;
 };
 
 class CourseSpec {

@@ -1,6 +1,8 @@
 #include "timing.h"
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <vector>
 
 #include "buffers.h"
@@ -10,41 +12,39 @@ namespace grade {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock_ = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
+double seconds_since(Clock_::time_point start) {
+    return std::chrono::duration<double>(Clock_::now() - start).count();
 }
 
-class Event {
-public:
-    Event() { CUDA_CHECK(cudaEventCreate(&e_)); }
-    ~Event() { cudaEventDestroy(e_); }
-    Event(const Event&) = delete;
-    Event& operator=(const Event&) = delete;
-    operator cudaEvent_t() const { return e_; }
-
-private:
-    cudaEvent_t e_ = nullptr;
-};
-
-float elapsed_ms(const Event& start, const Event& stop) {
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms;
-}
-
-bool every_variant_has_enough(const StoppingRule& rule, const std::vector<std::vector<double>>& samples,
-                              Clock::time_point began) {
+bool every_contender_has_enough(const StoppingRule& rule, const std::vector<std::vector<double>>& samples,
+                                Clock_::time_point began) {
     for (const std::vector<double>& s : samples)
         if (!enough_samples(rule, s, seconds_since(began))) return false;
     return true;
 }
 
-std::vector<Summary> summarize_each(const std::vector<std::vector<double>>& samples) {
-    std::vector<Summary> result;
-    for (const std::vector<double>& s : samples) result.push_back(summarize(s));
-    return result;
+// One timed call, by the race's clock.
+double time_call(const Contender& c, cudaStream_t stream, int call, Clock clock, const Event& start,
+                 const Event& stop) {
+    switch (clock) {
+        case Clock::stream_events:
+            CUDA_CHECK(cudaEventRecord(start, stream));
+            c.run(stream, call);
+            CUDA_CHECK(cudaEventRecord(stop, stream));
+            CUDA_CHECK(cudaEventSynchronize(stop));
+            return elapsed_ms(start, stop);
+        case Clock::device_wide: {
+            CUDA_CHECK(cudaDeviceSynchronize());
+            const auto t0 = Clock_::now();
+            c.run(stream, call);
+            CUDA_CHECK(cudaDeviceSynchronize());
+            return seconds_since(t0) * 1e3;
+        }
+        case Clock::reported: return c.timed(stream, call);
+    }
+    return 0;
 }
 
 }  // namespace
@@ -64,7 +64,7 @@ Summary time_on_stream(const StreamWork& work, cudaStream_t stream, const Timing
     CUDA_CHECK(cudaStreamSynchronize(stream));
     Event start, stop;
     std::vector<double> samples;
-    const auto began = Clock::now();
+    const auto began = Clock_::now();
     do {
         if (options.flush_l2) flush_l2(stream);
         CUDA_CHECK(cudaEventRecord(start, stream));
@@ -77,56 +77,59 @@ Summary time_on_stream(const StreamWork& work, cudaStream_t stream, const Timing
 }
 
 Summary time_device_wide(const std::function<void()>& work, const TimingOptions& options) {
-    return time_rotating_device_wide({work}, options)[0];
-}
-
-Interleaved time_interleaved(const StreamWork& baseline, const StreamWork& candidate, cudaStream_t stream,
-                             const TimingOptions& options) {
-    const std::vector<Summary> t = time_rotating({baseline, candidate}, stream, options);
-    return {t[0], t[1]};
-}
-
-std::vector<Summary> time_rotating(const std::vector<StreamWork>& variants, cudaStream_t stream,
-                                   const TimingOptions& options) {
-    for (int i = 0; i < options.warmup; ++i)
-        for (const StreamWork& work : variants) work(stream);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::vector<Event> starts(variants.size()), stops(variants.size());
-    std::vector<std::vector<double>> samples(variants.size());
-    const auto began = Clock::now();
-    do {
-        for (size_t v = 0; v < variants.size(); ++v) {
-            if (options.flush_l2) flush_l2(stream);
-            CUDA_CHECK(cudaEventRecord(starts[v], stream));
-            variants[v](stream);
-            CUDA_CHECK(cudaEventRecord(stops[v], stream));
-        }
-        CUDA_CHECK(cudaEventSynchronize(stops.back()));
-        for (size_t v = 0; v < variants.size(); ++v) samples[v].push_back(elapsed_ms(starts[v], stops[v]));
-    } while (!every_variant_has_enough(options.stop, samples, began));
-    return summarize_each(samples);
-}
-
-std::vector<Summary> time_rotating_device_wide(const std::vector<std::function<void()>>& variants,
-                                               const TimingOptions& options) {
-    for (int i = 0; i < options.warmup; ++i)
-        for (const auto& work : variants) work();
+    for (int i = 0; i < options.warmup; ++i) work();
     CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<std::vector<double>> samples(variants.size());
-    const auto began = Clock::now();
+    std::vector<double> samples;
+    const auto began = Clock_::now();
     do {
-        for (size_t v = 0; v < variants.size(); ++v) {
-            if (options.flush_l2) {
-                flush_l2(nullptr);
-                CUDA_CHECK(cudaDeviceSynchronize());
-            }
-            const auto t0 = Clock::now();
-            variants[v]();
+        if (options.flush_l2) {
+            flush_l2(nullptr);
             CUDA_CHECK(cudaDeviceSynchronize());
-            samples[v].push_back(seconds_since(t0) * 1e3);
         }
-    } while (!every_variant_has_enough(options.stop, samples, began));
-    return summarize_each(samples);
+        const auto t0 = Clock_::now();
+        work();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        samples.push_back(seconds_since(t0) * 1e3);
+    } while (!enough_samples(options.stop, samples, seconds_since(began)));
+    return summarize(samples);
+}
+
+RaceResult race(const std::vector<Contender>& contenders, const std::function<void(int call)>& vary,
+                cudaStream_t stream, Clock clock, const TimingOptions& options) {
+    RaceResult result;
+    std::vector<std::vector<double>> samples(contenders.size());
+    std::vector<size_t> order(contenders.size());
+    std::iota(order.begin(), order.end(), 0);
+    Event start, stop;
+    auto began = Clock_::now();
+    for (int round = 0;; ++round) {
+        const bool warmup = round < options.warmup;
+        if (round == options.warmup) began = Clock_::now();
+        if (vary) vary(round);
+        for (size_t i : order) {
+            const Contender& c = contenders[i];
+            if (c.before) c.before(stream, round);
+            if (options.flush_l2) flush_l2(stream);
+            const double ms = time_call(c, stream, round, clock, start, stop);
+            CUDA_CHECK(cudaDeviceSynchronize());  // whatever the call left running is over before it is read
+            if (c.verify) {
+                const std::string wrong = c.verify(round);
+                if (!wrong.empty()) {
+                    result.wrong_contender = static_cast<int>(i);
+                    result.wrong = c.name + ", timed call " + std::to_string(round + 1) + ": " + wrong;
+                    return result;
+                }
+            }
+            if (!warmup) samples[i].push_back(ms);
+        }
+        std::reverse(order.begin(), order.end());
+        if (!warmup) {
+            result.rounds = round + 1 - options.warmup;
+            if (every_contender_has_enough(options.stop, samples, began)) break;
+        }
+    }
+    for (const std::vector<double>& s : samples) result.times.push_back(summarize(s));
+    return result;
 }
 
 }  // namespace grade
