@@ -32,7 +32,7 @@ struct Options {
     std::string thresholds;
     Mode mode = Mode::grade;
     double timeout_seconds = 60;
-    std::string sanitizer;  // the compute-sanitizer tool we run under, from COURSE_SANITIZER
+    std::string sanitizer;  // the compute-sanitizer tool this runs under (--sanitizer)
 };
 
 const Options& options();

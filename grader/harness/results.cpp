@@ -27,7 +27,7 @@ nlohmann::json to_json(const ExerciseResult& r) {
             {"mode", r.mode},       {"status", r.status},     {"message", r.message},
             {"checks", checks},     {"scores", scores},       {"points", points},
             {"max_points", max_points}, {"timelines", timelines}, {"device", r.device}, {"seed", r.seed},
-            {"seconds", r.seconds}};
+            {"seconds", r.seconds}, {"token", r.token}};
 }
 
 std::string write_result(const std::string& dir, const ExerciseResult& r) {

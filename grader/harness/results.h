@@ -33,6 +33,7 @@ struct ExerciseResult {
     nlohmann::json device;  // the GPU's fingerprint
     unsigned long long seed = 0;
     double seconds = 0;
+    std::string token;  // from grader/run_exercise.py: proves the grader wrote the file
 };
 
 nlohmann::json to_json(const ExerciseResult& result);

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Runs one exercise of a chapter's grader and decides its verdict from the grader's own record.
+
+    run_exercise.py --results-file DIR/CHAPTER/EXERCISE.json --thresholds grader/thresholds.json \
+        -- GRADER --exercise EXERCISE --results-dir DIR [--mode MODE] ...
+
+The code graded runs inside the grader's process, so nothing it can do there may decide the grade.
+This runner, a separate process, therefore:
+
+- hands the grader a one-time token in a file that the grader reads and deletes before the code
+  graded can run; a results file without that token was not written by the grader;
+- passes the mode and the compute-sanitizer tool on the command line (the environment variable
+  COURSE_SANITIZER, set by the Meson test setups, is read here, where the code graded cannot set
+  it), and runs the grader under compute-sanitizer when asked;
+- accepts a verdict only when the grader finished the exercise: a process that ends while its
+  results file still says "running" failed that exercise, whatever its exit code;
+- recomputes the points from the grading data file, so that a threshold changed in the grader's
+  memory gains nothing.
+
+A verdict it cannot accept replaces the results file with an error record saying why. The exit
+code follows the verdict: 0 passed (in skeleton mode: failed as it should), 77 skipped, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import pathlib
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def speed_points(value, threshold, points, start):
+    if value is None or not value >= 0 or threshold <= 0:  # NaN earns nothing
+        return 0.0
+    if value >= threshold:
+        return float(points)
+    return points * min(max((value / threshold - start) / (1 - start), 0.0), 1.0)
+
+
+def score(spec, scoring, checks, compute_capability):
+    """Points per check, as grader/harness/scoring.cpp computes them."""
+    def records(key):
+        return [c for c in checks if c.get("key") == key]
+
+    def all_passed(rs):
+        return bool(rs) and all(r.get("status") == "passed" for r in rs)
+
+    correct = all(all_passed(records(k)) for k, c in spec["checks"].items() if c.get("kind") != "speed")
+    scores = {}
+    for key, check in spec["checks"].items():
+        rs = records(key)
+        if check.get("kind") != "speed":
+            scores[key] = float(check["points"]) if all_passed(rs) else 0.0
+            continue
+        threshold = check.get("threshold_by_cc", {}).get(compute_capability, check["threshold"])
+        ok = correct and len(rs) == 1 and rs[0].get("status") != "skipped" and "value" in rs[0]
+        scores[key] = speed_points(rs[0]["value"], threshold, check["points"], scoring["partial_credit_from"]) if ok else 0.0
+    return scores
+
+
+def problem_with(result, token, data):
+    """Why the results file cannot stand, or None."""
+    if result.get("token") != token:
+        return "the results file was not written by this run of the grader"
+    if result.get("status") == "running":
+        return None  # said by the caller, who knows the exit code
+    spec = data["chapters"].get(result.get("chapter"), {}).get("exercises", {}).get(result.get("exercise"))
+    if spec is None:
+        return "the results file names an exercise the grading data does not have"
+    device = result.get("device") or {}
+    expected = score(spec, data["scoring"], result.get("checks", []), device.get("compute_capability", ""))
+    recorded = {s["key"]: s["points"] for s in result.get("scores", [])}
+    if set(recorded) != set(expected) or any(abs(recorded[k] - expected[k]) > 1e-6 for k in expected):
+        return ("the points recorded do not follow from the checks and grader/thresholds.json "
+                f"(recorded {recorded}, the data gives {expected}): was the grading data changed in memory?")
+    return None
+
+
+def error_record(result, why, data, chapter, exercise):
+    spec = data["chapters"].get(chapter, {}).get("exercises", {}).get(exercise, {"title": exercise, "checks": {}})
+    return {"chapter": chapter, "exercise": exercise, "title": spec.get("title", exercise), "read": spec.get("read", ""),
+            "mode": result.get("mode", ""), "status": "error", "message": why, "checks": [],
+            "scores": [{"key": k, "points": 0.0, "max_points": c["points"]} for k, c in spec["checks"].items()],
+            "points": 0.0, "max_points": sum(c["points"] for c in spec["checks"].values()), "timelines": [],
+            "device": result.get("device"), "seed": result.get("seed"), "seconds": result.get("seconds", 0)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results-file", required=True, type=pathlib.Path)
+    parser.add_argument("--thresholds", required=True, type=pathlib.Path)
+    parser.add_argument("--skeleton", action="store_true", help="the grader runs in skeleton mode")
+    parser.add_argument("grader", nargs=argparse.REMAINDER, help="-- the grader's command line")
+    args = parser.parse_args()
+    command = args.grader[1:] if args.grader[:1] == ["--"] else args.grader
+    chapter, exercise = args.results_file.parent.name, args.results_file.stem
+    data = json.loads(args.thresholds.read_text())
+
+    sanitizer = os.environ.pop("COURSE_SANITIZER", "")
+    results_file = args.results_file
+    if sanitizer:  # the grader keeps sanitized results apart from the timed ones
+        results_file = results_file.parent.parent.with_name(results_file.parent.parent.name + "-" + sanitizer) \
+            / chapter / results_file.name
+        tool = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+        # The graders make failing API calls on purpose (bad launch configurations): not reported.
+        command = [tool, "--tool", sanitizer, "--error-exitcode", "86", "--report-api-errors", "no"] + command + \
+                  ["--sanitizer", sanitizer]
+    results_file.unlink(missing_ok=True)
+
+    token = secrets.token_hex(16)
+    with tempfile.NamedTemporaryFile("w", prefix="course-token-", delete=False) as f:
+        f.write(token)
+    env = dict(os.environ, COURSE_TOKEN_FILE=f.name)
+    try:
+        code = subprocess.run(command, env=env).returncode
+    finally:
+        pathlib.Path(f.name).unlink(missing_ok=True)
+    sys.stdout.flush()
+
+    if not results_file.exists():
+        if code == SKIP:  # no GPU, and no exercise named: nothing to record
+            return SKIP
+        print(f"ERROR: the grader wrote no results for {chapter}/{exercise} (exit code {code})")
+        return 1
+    result = json.loads(results_file.read_text())
+    why = problem_with(result, token, data)
+    if why is None and result.get("status") == "running":
+        why = (f"the process ended (exit code {code}) before the exercise's verdict was written: a crash, a kill, "
+               "or a call to exit() in the code graded")
+    if why is not None:
+        results_file.write_text(json.dumps(error_record(result, why, data, chapter, exercise), indent=2) + "\n")
+        print(f"[{chapter}/{exercise}] ERROR  {why}")
+        return 1
+    if result["status"] == "skipped":
+        return SKIP
+    if args.skeleton:
+        return code  # the grader's own word: every check failed, as it should, or not
+    if sanitizer and code == 86:
+        return 1  # compute-sanitizer found an error
+    return 0 if result["status"] == "passed" and code == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Host tests of the exercise runner: python3 test_run_exercise.py path/to/run_exercise.py
+
+A fake grader (this file, run with --fake-grader) plays the grader's part: it writes a results
+file the way it is told to, honestly or not, and the runner must accept only an honest, finished
+verdict whose points follow from the grading data.
+"""
+import json
+import os
+import pathlib
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+DATA = {
+    "scoring": {"reference_margin": 1.25, "partial_credit_from": 0.5, "self_timing_tolerance": 0.1},
+    "chapters": {"01_x": {"title": "X", "exercises": {"add": {
+        "title": "1. Add", "read": "notes/01_x.md#add",
+        "checks": {"correct": {"points": 6},
+                   "speed": {"points": 4, "kind": "speed", "threshold": 0.8, "threshold_by_cc": {"8.0": 0.5}}}}}}},
+}
+
+
+def fake_grader(argv):
+    """Writes <results-dir>/01_x/add.json as BEHAVIOUR says, then exits with EXIT."""
+    behaviour, code = os.environ["BEHAVIOUR"], int(os.environ.get("EXIT", "0"))
+    results = pathlib.Path(argv[argv.index("--results-dir") + 1])
+    if "--sanitizer" in argv:  # as the grader does: sanitized results apart from the timed ones
+        results = results.with_name(results.name + "-" + argv[argv.index("--sanitizer") + 1])
+    results = results / "01_x"
+    results.mkdir(parents=True, exist_ok=True)
+    token_file = os.environ.get("COURSE_TOKEN_FILE")
+    token = pathlib.Path(token_file).read_text() if token_file else ""
+    value = 0.9 if behaviour != "slow" else 0.6
+    speed_points = 4.0 if value >= 0.8 else 4 * (value / 0.8 - 0.5) / 0.5
+    result = {"chapter": "01_x", "exercise": "add", "title": "1. Add", "mode": "grade", "status": "passed",
+              "message": "", "device": {"compute_capability": "9.0"}, "seed": 1, "seconds": 0.1,
+              "token": token, "argv": argv,
+              "checks": [{"key": "correct", "status": "passed"}, {"key": "speed", "status": "passed", "value": value}],
+              "scores": [{"key": "correct", "points": 6.0, "max_points": 6}, {"key": "speed", "points": speed_points,
+                                                                              "max_points": 4}]}
+    if behaviour == "forged":
+        result["token"] = "0" * 32
+    if behaviour == "running":
+        result["status"] = "running"
+    if behaviour == "lowered_threshold":  # full speed points for 0.6, as if the threshold were 0.5
+        result["checks"][1]["value"] = 0.6
+    if behaviour == "skipped":
+        result.update(status="skipped", checks=[], scores=[{"key": "correct", "points": 0.0, "max_points": 6},
+                                                           {"key": "speed", "points": 0.0, "max_points": 4}])
+    if behaviour == "slow":
+        result["status"] = "failed"
+    (results / "add.json").write_text(json.dumps(result))
+    return code
+
+
+class RunnerTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = pathlib.Path(self.tmp.name)
+        self.data = self.root / "thresholds.json"
+        self.data.write_text(json.dumps(DATA))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_exercise(self, behaviour, exit_code=0, extra_env=None, skeleton=False):
+        results = self.root / "results" / "grade"
+        env = dict(os.environ, BEHAVIOUR=behaviour, EXIT=str(exit_code), **(extra_env or {}))
+        command = [sys.executable, RUNNER, "--results-file", str(results / "01_x" / "add.json"),
+                   "--thresholds", str(self.data)] + (["--skeleton"] if skeleton else []) + \
+                  ["--", sys.executable, __file__, "--fake-grader", "--exercise", "add", "--results-dir", str(results)]
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        written = json.loads((results / "01_x" / "add.json").read_text()) if (results / "01_x" / "add.json").exists() else None
+        if extra_env and "COURSE_SANITIZER" in extra_env:
+            folder = results.with_name("grade-" + extra_env["COURSE_SANITIZER"]) / "01_x" / "add.json"
+            written = json.loads(folder.read_text())
+        return done.returncode, written, done.stdout
+
+    def test_an_honest_pass_passes(self):
+        code, result, _ = self.run_exercise("honest")
+        self.assertEqual((code, result["status"]), (0, "passed"))
+
+    def test_slow_but_honest_fails_without_error(self):
+        code, result, _ = self.run_exercise("slow", exit_code=1)
+        self.assertEqual((code, result["status"]), (1, "failed"))
+
+    def test_a_forged_results_file_is_an_error(self):
+        code, result, out = self.run_exercise("forged")
+        self.assertEqual((code, result["status"], result["points"]), (1, "error", 0.0))
+        self.assertIn("not written by this run of the grader", out)
+
+    def test_ending_early_with_exit_code_zero_fails(self):
+        code, result, out = self.run_exercise("running", exit_code=0)
+        self.assertEqual((code, result["status"]), (1, "error"))
+        self.assertIn("before the exercise's verdict was written", result["message"])
+
+    def test_points_that_do_not_follow_from_the_data_are_an_error(self):
+        code, result, _ = self.run_exercise("lowered_threshold")
+        self.assertEqual((code, result["status"]), (1, "error"))
+        self.assertIn("changed in memory", result["message"])
+
+    def test_a_passed_record_with_a_failing_exit_code_fails(self):
+        code, _, _ = self.run_exercise("honest", exit_code=1)
+        self.assertEqual(code, 1)
+
+    def test_skipped_is_meson_skip(self):
+        code, _, _ = self.run_exercise("skipped", exit_code=77)
+        self.assertEqual(code, 77)
+
+    def test_skeleton_mode_takes_the_graders_word_once_the_record_is_honest(self):
+        self.assertEqual(self.run_exercise("slow", exit_code=0, skeleton=True)[0], 0)
+        self.assertEqual(self.run_exercise("forged", exit_code=0, skeleton=True)[0], 1)
+
+    def test_the_sanitizer_reaches_the_grader_on_its_command_line(self):
+        fake = self.root / "bin" / "compute-sanitizer"  # runs what follows its own options
+        fake.parent.mkdir()
+        fake.write_text("#!/bin/sh\nshift 6\nexec \"$@\"\n")
+        fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+        env = {"COURSE_SANITIZER": "memcheck", "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+        code, result, _ = self.run_exercise("honest", extra_env=env)
+        self.assertEqual(code, 0)
+        self.assertEqual(result["argv"][-2:], ["--sanitizer", "memcheck"])
+
+
+if __name__ == "__main__":
+    if "--fake-grader" in sys.argv:
+        sys.exit(fake_grader(sys.argv[1:]))
+    RUNNER = sys.argv.pop(1)
+    unittest.main()
