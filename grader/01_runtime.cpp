@@ -108,6 +108,11 @@ TEST_CASE("error_handling") {
     check("async_fault", "afterwards", r.afterwards == cudaErrorIllegalAddress,
           "the later cudaMalloc reported " + error_name(r.afterwards) +
               ", expected cudaErrorIllegalAddress: the error is sticky");
+    // The codes above are only words: the fault itself must have happened.
+    const cudaError_t now = cudaDeviceSynchronize();
+    check("async_fault", "the fault happened", now == cudaErrorIllegalAddress,
+          "after run_faulting_kernel the device reports " + error_name(now) +
+              ": write_one<<<1, 1>>>(nullptr) was not run, or not on this device");
 }
 
 TEST_CASE("thread_indexing") {
@@ -164,6 +169,9 @@ TEST_CASE("vector_add") {
         dc.poison();
         LegacyStreamGate gate(gate_limit_ms());
         ch01::vector_add(da.get(), db.get(), dc.get(), n, stream);
+        // 0.2 ms of work on the big size; compute-sanitizer may finish a kernel before its launch returns.
+        const bool returned_at_once =
+            n != big || !options().sanitizer.empty() || cudaStreamQuery(stream) == cudaErrorNotReady;
         const std::vector<float> c = dc.download_on(stream, c_host);
         const bool stayed_on_stream = gate.open();
         std::vector<double> expected(n);
@@ -175,6 +183,9 @@ TEST_CASE("vector_add") {
         ok &= check("correct", label + ", only its stream", stayed_on_stream,
                     "vector_add waited on the legacy default stream (cudaMemcpy, cudaDeviceSynchronize...): it "
                     "enqueues its kernel on `stream` and returns without waiting");
+        ok &= check("correct", label + ", returns at once", returned_at_once,
+                    "the kernel had finished when vector_add returned: enqueue it on `stream` and return without "
+                    "waiting (the caller decides when to wait)");
         ok &= check("correct", label + " inputs unchanged", da.download() == a && db.download() == b,
                     "vector_add changed its inputs a or b");
         ok &= check("correct", label + " bounds", dc.guard_intact(), "a thread wrote past the end of c");

@@ -512,6 +512,10 @@ void grade_async_error() {
     const bool names_call = r.caught.find("cudaStreamSynchronize") != std::string::npos;
     const bool names_error = r.caught.find("cudaErrorIllegalAddress") != std::string::npos;
     const bool names_place = r.caught.find("streams.cu:") != std::string::npos;
+    const cudaError_t now = cudaDeviceSynchronize();
+    check("caught", "the fault happened", now == cudaErrorIllegalAddress,
+          std::string("after run_with_fault the device reports ") + cudaGetErrorName(now) +
+              ": launch_faulty was not run on `stream`");
     check("caught", "the message", names_call && names_error && names_place,
           "caught \"" + r.caught + "\"; expected the message of CHECK(cudaStreamSynchronize(stream)): it names the "
           "call, the file and line (streams.cu:N) and cudaErrorIllegalAddress");

@@ -511,6 +511,11 @@ void grade_conditional_while() {
     bool correct = check("results", "a conditional node", !view.named("conditional node").empty(),
                          "the graph has " + view.summary() + ": the loop belongs in a conditional (while) node, "
                          "so that the GPU decides whether to go round again");
+    const size_t outer_kernels = view.nodes.size() - view.named("conditional node").size() - view.named("memset").size() -
+                                 view.named("memcpy").size() - view.named("empty node").size();
+    correct &= check("results", "the steps inside the node", outer_kernels <= 2,
+                     "the graph has " + view.summary() + " outside the conditional node: the steps belong in its "
+                     "body, which runs as often as the data needs, not unrolled on the host");
     GraphExec exec(own.get());
     for (int launch = 0; launch < 2; ++launch) {
         c.reset(*starts[launch], stream);

@@ -35,6 +35,8 @@ unsigned long long count_differences(const void* a, const void* b, size_t bytes,
 // launch waits for the kernels already running, the gate's among them.
 class LegacyStreamGate {
 public:
+    // A limit of 0 makes no gate: under compute-sanitizer, which runs one kernel at a time, the
+    // gate's kernel would stop everything else.
     explicit LegacyStreamGate(double limit_ms);
     ~LegacyStreamGate();
     LegacyStreamGate(const LegacyStreamGate&) = delete;

@@ -341,7 +341,7 @@ void skip(const std::string& key, const std::string& label, const std::string& w
 
 void record_timeline(const Timeline& timeline) { current().add_timeline(timeline); }
 
-double gate_limit_ms() { return options().sanitizer.empty() ? 1000 : 60000; }
+double gate_limit_ms() { return options().sanitizer.empty() ? 1000 : 0; }
 
 void require_reference(bool ok, const std::string& what) {
     if (!ok) throw std::runtime_error("the grader's own " + what + ": the grader or the GPU is broken, not your code");

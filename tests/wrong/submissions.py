@@ -1,0 +1,108 @@
+"""Wrong submissions of our own: each is a reference solution with a plausible mistake or a casual
+cheat written in, graded as a student's file would be, and it must fail the named check. Built and
+run by the self-check (suite `wrong`); tests/wrong/make_wrong.py writes the file.
+
+Each entry: the chapter, the exercise graded, the check that must fail, why, and the edits: pairs
+of (text in the solution, what replaces it). A text that is no longer in the solution stops the
+build, so that the suite never grades an unmutated copy.
+"""
+
+SUBMISSIONS = {
+    # ---- 01_runtime ---------------------------------------------------------------------------
+    "01_vector_add_on_the_default_stream": {
+        "chapter": "01_runtime", "exercise": "vector_add", "check": "correct",
+        "why": "launches on the legacy default stream instead of the stream it is given",
+        "edits": [("vector_add_float4<<<(work + threads - 1) / threads, threads, 0, stream>>>(",
+                   "vector_add_float4<<<(work + threads - 1) / threads, threads>>>(")],
+    },
+    "01_vector_add_waits": {
+        "chapter": "01_runtime", "exercise": "vector_add", "check": "correct",
+        "why": "waits for its kernel before it returns",
+        "edits": [("        vector_add_scalar<<<(n + threads - 1) / threads, threads, 0, stream>>>(a, b, c, n);\n    }\n"
+                   "    CHECK(cudaGetLastError());",
+                   "        vector_add_scalar<<<(n + threads - 1) / threads, threads, 0, stream>>>(a, b, c, n);\n    }\n"
+                   "    CHECK(cudaGetLastError());\n    CHECK(cudaStreamSynchronize(stream));")],
+    },
+    "01_fault_only_reported": {
+        "chapter": "01_runtime", "exercise": "error_handling", "check": "async_fault",
+        "why": "writes the expected codes without running the faulting kernel",
+        "edits": [("    write_one<<<1, 1>>>(nullptr);\n", ""),
+                  ("r.at_sync = cudaDeviceSynchronize();", "r.at_sync = cudaErrorIllegalAddress;"),
+                  ("r.afterwards = cudaMalloc(&p, sizeof(int));", "r.afterwards = cudaErrorIllegalAddress; (void)p;")],
+    },
+    "01_bounds_off_by_one": {
+        "chapter": "01_runtime", "exercise": "thread_indexing", "check": "grid_2d",
+        "why": "lets the column one past the edge through",
+        "edits": [("if (x >= width || y >= height) return;", "if (x > width || y >= height) return;")],
+    },
+    # ---- 03_reduction -------------------------------------------------------------------------
+    "03_partial_tile_dropped": {
+        "chapter": "03_reduction", "exercise": "unrolled4", "check": "correct",
+        "why": "loads a block's four values only when all four exist: the last, partial tile is lost",
+        "edits": [("        if (i < n) sum += in[i];", "        if (first + (kUnroll - 1) * blockDim.x < n) sum += in[i];")],
+    },
+    "03_passes_on_the_default_stream": {
+        "chapter": "03_reduction", "exercise": "neighbored_remapped", "check": "correct",
+        "why": "launches its kernels on the legacy default stream",
+        "edits": [("kKernel<<<blocks, kThreads, kThreads * sizeof(int), stream>>>",
+                   "kKernel<<<blocks, kThreads, kThreads * sizeof(int)>>>")],
+    },
+    "03_sum_cached_by_pointer": {
+        "chapter": "03_reduction", "exercise": "shuffle", "check": "speed",
+        "why": "returns the sum it computed last time for the same input pointer",
+        "edits": [("    static const unsigned gpu_blocks = blocks_filling_the_gpu();",
+                   "    static const int* cached_in = nullptr;\n    static int cached_sum = 0;\n"
+                   "    if (in == cached_in && n > 1000000) return cached_sum;\n"
+                   "    cached_in = in;\n    cached_sum = reduce_complete_unroll(in, n, scratch, stream);\n"
+                   "    return cached_sum;\n    static const unsigned gpu_blocks = blocks_filling_the_gpu();")],
+    },
+    # ---- 04_streams ---------------------------------------------------------------------------
+    "04_one_stream_for_every_chunk": {
+        "chapter": "04_streams", "exercise": "overlap_depth_first", "check": "speed",
+        "why": "issues every chunk into the same stream: right, but nothing overlaps",
+        "edits": [("        stages.copy_in(c.offset, c.count, s[k]);\n        stages.compute(c.offset, c.count, s[k]);\n"
+                   "        stages.copy_out(c.offset, c.count, s[k]);",
+                   "        stages.copy_in(c.offset, c.count, s[0]);\n        stages.compute(c.offset, c.count, s[0]);\n"
+                   "        stages.copy_out(c.offset, c.count, s[0]);")],
+    },
+    "04_host_waits_for_the_producer": {
+        "chapter": "04_streams", "exercise": "event_dependency", "check": "host_free",
+        "why": "synchronizes the producer's stream on the host instead of making the consumer wait",
+        "edits": [("    CHECK(cudaStreamWaitEvent(consumer, produced, 0));", "    CHECK(cudaStreamSynchronize(producer));")],
+    },
+    "04_pdl_without_the_attribute": {
+        "chapter": "04_streams", "exercise": "pdl", "check": "speed",
+        "why": "launches the pairs plainly: right, but no overlap",
+        "edits": [("    overlap.val.programmaticStreamSerializationAllowed = 1;",
+                   "    overlap.val.programmaticStreamSerializationAllowed = 0;")],
+    },
+    "04_fault_message_made_up": {
+        "chapter": "04_streams", "exercise": "async_error", "check": "caught",
+        "why": "writes the message it should have caught without running the faulting kernel",
+        "edits": [("    launch_faulty(stream);\n", ""),
+                  ("        CHECK(cudaStreamSynchronize(stream));\n    } catch",
+                   "        throw std::runtime_error(\"cudaStreamSynchronize(stream) failed at streams.cu:1: "
+                   "cudaErrorIllegalAddress\");\n    } catch")],
+    },
+    # ---- 07_graphs ----------------------------------------------------------------------------
+    "07_loop_without_a_graph": {
+        "chapter": "07_graphs", "exercise": "capture_loop", "check": "speed",
+        "why": "runs the loop with plain launches, synchronizing once per step",
+        "edits": [("void run_with_graph(unsigned* data, int n, int steps, cudaStream_t stream) {\n",
+                   "void run_with_graph(unsigned* data, int n, int steps, cudaStream_t stream) {\n"
+                   "    run_sync_each_step(data, n, steps, stream);\n    return;\n")],
+    },
+    "07_update_by_instantiating_again": {
+        "chapter": "07_graphs", "exercise": "update_exec", "check": "results",
+        "why": "replaces the executable graph instead of updating it",
+        "edits": [("    CHECK(cudaGraphExecKernelNodeSetParams(g.exec, g.kernels[kernel], &p));\n"
+                   "    CHECK(cudaGraphKernelNodeSetParams(g.kernels[kernel], &p));",
+                   "    CHECK(cudaGraphKernelNodeSetParams(g.kernels[kernel], &p));\n"
+                   "    CHECK(cudaGraphExecDestroy(g.exec));\n    CHECK(cudaGraphInstantiate(&g.exec, g.graph, 0));")],
+    },
+    "07_one_step_per_round": {
+        "chapter": "07_graphs", "exercise": "conditional_while", "check": "speed",
+        "why": "decides after every step whether to go round again",
+        "edits": [("constexpr int kStepsPerCheck = 8;", "constexpr int kStepsPerCheck = 1;")],
+    },
+}
