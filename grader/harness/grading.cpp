@@ -360,16 +360,23 @@ struct SpeedMeasurement {
 };
 
 SpeedMeasurement measure_speed(const SpeedTrial& trial) {
-    std::vector<Contender> contenders{trial.yours, trial.reference};
-    contenders.insert(contenders.end(), trial.baselines.begin(), trial.baselines.end());
+    // Yours first and the reference last, the baselines between: as the order reverses each round,
+    // the two graded contenders follow mirror-image neighbours, and neither gains from its place.
+    std::vector<Contender> order{trial.yours};
+    order.insert(order.end(), trial.baselines.begin(), trial.baselines.end());
+    order.push_back(trial.reference);
     Stream stream;
-    const RaceResult r = race(contenders, trial.vary, stream, trial.clock, trial.timing);
+    RaceResult r = race(order, trial.vary, stream, trial.clock, trial.timing);
     SpeedMeasurement m;
     if (r.wrong_contender == 0) {
         m.wrong = r.wrong;
         return m;
     }
     require_reference(r.wrong_contender < 0, r.wrong);
+    // From here on in the trial's order: yours, the reference, the baselines.
+    std::rotate(r.times.begin() + 1, r.times.end() - 1, r.times.end());
+    std::vector<Contender> contenders{trial.yours, trial.reference};
+    contenders.insert(contenders.end(), trial.baselines.begin(), trial.baselines.end());
     const double yours = r.times[0].median, reference = r.times[1].median;
     m.ratio = reference / yours;
     m.noise = r.times[0].noise + r.times[1].noise;

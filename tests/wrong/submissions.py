@@ -35,6 +35,45 @@ SUBMISSIONS = {
         "why": "lets the column one past the edge through",
         "edits": [("if (x >= width || y >= height) return;", "if (x > width || y >= height) return;")],
     },
+    # Casual cheats: none may change the grade.
+    "01_exits_early": {
+        "chapter": "01_runtime", "exercise": "vector_add", "check": "correct",
+        "why": "ends the process with exit code 0 at its first call",
+        "edits": [("void vector_add(const float* a, const float* b, float* c, size_t n, cudaStream_t stream) {\n",
+                   "void vector_add(const float* a, const float* b, float* c, size_t n, cudaStream_t stream) {\n"
+                   "    std::exit(0);\n")],
+    },
+    "01_forges_its_results": {
+        "chapter": "01_runtime", "exercise": "vector_add", "check": "correct",
+        "why": "writes a 'passed' results file where the command line says results go, then ends the process",
+        "edits": [('#include "01_runtime.h"\n',
+                   '#include "01_runtime.h"\n#include <fstream>\n#include <iterator>\n#include <unistd.h>\n'),
+                  ("void vector_add(const float* a, const float* b, float* c, size_t n, cudaStream_t stream) {\n",
+                   "void vector_add(const float* a, const float* b, float* c, size_t n, cudaStream_t stream) {\n"
+                   "    std::ifstream cmdline(\"/proc/self/cmdline\");\n"
+                   "    const std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());\n"
+                   "    const size_t at = all.find(\"--results-dir\");\n"
+                   "    const std::string dir = all.substr(at + 14, all.find('\\0', at + 14) - at - 14);\n"
+                   "    std::ofstream(dir + \"/01_runtime/vector_add.json\") << R\"({\"chapter\": \"01_runtime\", "
+                   "\"exercise\": \"vector_add\", \"status\": \"passed\", \"points\": 25, \"max_points\": 25, "
+                   "\"checks\": [], \"scores\": [{\"key\": \"correct\", \"points\": 12, \"max_points\": 12}, "
+                   "{\"key\": \"speed\", \"points\": 13, \"max_points\": 13}]})\";\n"
+                   "    _exit(0);\n")],
+    },
+    "01_sets_the_sanitizer_mode": {
+        "chapter": "01_runtime", "exercise": "vector_add", "check": "speed",
+        "why": "runs its kernel three times (too slow) and, before main, sets the environment variable that "
+               "once made the grader skip its speed checks",
+        "edits": [('#include "01_runtime.h"\n',
+                   '#include "01_runtime.h"\n#include <cstdlib>\n'
+                   'namespace {\nstruct SanitizerMode {\n    SanitizerMode() { setenv("COURSE_SANITIZER", "memcheck", 1); }\n'
+                   '} sanitizer_mode;\n}  // namespace\n'),
+                  ("        const size_t work = n / 4 + n % 4;\n",
+                   "        const size_t work = n / 4 + n % 4;\n        for (int again = 0; again < 2; ++again)\n"
+                   "            vector_add_float4<<<(work + threads - 1) / threads, threads, 0, stream>>>(\n"
+                   "                reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b), "
+                   "reinterpret_cast<float4*>(c), n);\n")],
+    },
     # ---- 03_reduction -------------------------------------------------------------------------
     "03_partial_tile_dropped": {
         "chapter": "03_reduction", "exercise": "unrolled4", "check": "correct",
