@@ -12,14 +12,14 @@ namespace grade {
 
 namespace {
 
-using Clock_ = std::chrono::steady_clock;
+using HostClock = std::chrono::steady_clock;
 
-double seconds_since(Clock_::time_point start) {
-    return std::chrono::duration<double>(Clock_::now() - start).count();
+double seconds_since(HostClock::time_point start) {
+    return std::chrono::duration<double>(HostClock::now() - start).count();
 }
 
 bool every_contender_has_enough(const StoppingRule& rule, const std::vector<std::vector<double>>& samples,
-                                Clock_::time_point began) {
+                                HostClock::time_point began) {
     for (const std::vector<double>& s : samples)
         if (!enough_samples(rule, s, seconds_since(began))) return false;
     return true;
@@ -37,7 +37,7 @@ double time_call(const Contender& c, cudaStream_t stream, int call, Clock clock,
             return elapsed_ms(start, stop);
         case Clock::device_wide: {
             CUDA_CHECK(cudaDeviceSynchronize());
-            const auto t0 = Clock_::now();
+            const auto t0 = HostClock::now();
             c.run(stream, call);
             CUDA_CHECK(cudaDeviceSynchronize());
             return seconds_since(t0) * 1e3;
@@ -64,7 +64,7 @@ Summary time_on_stream(const StreamWork& work, cudaStream_t stream, const Timing
     CUDA_CHECK(cudaStreamSynchronize(stream));
     Event start, stop;
     std::vector<double> samples;
-    const auto began = Clock_::now();
+    const auto began = HostClock::now();
     do {
         if (options.flush_l2) flush_l2(stream);
         CUDA_CHECK(cudaEventRecord(start, stream));
@@ -80,13 +80,13 @@ Summary time_device_wide(const std::function<void()>& work, const TimingOptions&
     for (int i = 0; i < options.warmup; ++i) work();
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<double> samples;
-    const auto began = Clock_::now();
+    const auto began = HostClock::now();
     do {
         if (options.flush_l2) {
             flush_l2(nullptr);
             CUDA_CHECK(cudaDeviceSynchronize());
         }
-        const auto t0 = Clock_::now();
+        const auto t0 = HostClock::now();
         work();
         CUDA_CHECK(cudaDeviceSynchronize());
         samples.push_back(seconds_since(t0) * 1e3);
@@ -101,10 +101,10 @@ RaceResult race(const std::vector<Contender>& contenders, const std::function<vo
     std::vector<size_t> order(contenders.size());
     std::iota(order.begin(), order.end(), 0);
     Event start, stop;
-    auto began = Clock_::now();
+    auto began = HostClock::now();
     for (int round = 0;; ++round) {
         const bool warmup = round < options.warmup;
-        if (round == options.warmup) began = Clock_::now();
+        if (round == options.warmup) began = HostClock::now();
         if (vary) vary(round);
         for (size_t i : order) {
             const Contender& c = contenders[i];
