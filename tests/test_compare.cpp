@@ -57,3 +57,37 @@ TEST_CASE("constant output where the expected one varies is named") {
     CHECK_FALSE(c.ok());
     CHECK(c.message().find("same value everywhere") != std::string::npos);
 }
+
+TEST_CASE("outputs of different sizes: named, not compared element by element") {
+    for (const auto& [expected, got] : {std::pair{std::vector<int32_t>{1, 2}, std::vector<int32_t>{1}},
+                                        std::pair{std::vector<int32_t>{1}, std::vector<int32_t>{1, 2}}}) {
+        const Comparison c = compare_exact(expected, got);
+        CHECK_FALSE(c.ok());
+        CHECK(c.mismatches == 0);
+        CHECK(c.message().find("size differs: expected " + std::to_string(expected.size()) + " elements, got " +
+                               std::to_string(got.size())) != std::string::npos);
+    }
+}
+
+TEST_CASE("NaN everywhere is a constant output too") {
+    std::vector<double> expected(32);
+    for (int i = 0; i < 32; ++i) expected[i] = i;
+    const Comparison c = compare_close(expected, std::vector<float>(32, std::nanf("")), {1e-6, 0});
+    CHECK(c.message().find("same value everywhere") != std::string::npos);
+}
+
+TEST_CASE("a short output is compared element by element, never called constant") {
+    const Comparison c = compare_exact(std::vector<int32_t>{1, 2, 3, 4}, std::vector<int32_t>(4, 0));
+    CHECK(c.mismatches == 4);
+    CHECK(c.message().find("same value everywhere") == std::string::npos);
+}
+
+TEST_CASE("only the first mismatches are shown; the rest are elided") {
+    std::vector<int32_t> expected(12), got(12, -1);
+    for (int i = 0; i < 12; ++i) expected[i] = i;
+    const std::string m = compare_exact(expected, got).message();
+    CHECK(m.find("12 of 12 elements differ") != std::string::npos);
+    CHECK(m.find("[4] expected 4") != std::string::npos);
+    CHECK(m.find("[5] expected 5") == std::string::npos);
+    CHECK(m.find("\n  ...") != std::string::npos);
+}

@@ -16,6 +16,11 @@ TEST_CASE("relative noise ignores one outlier") {
     CHECK(relative_noise({1.0, 1.1, 0.9, 1.0}) == doctest::Approx(0.05));
 }
 
+TEST_CASE("relative noise is relative to the median, whatever the unit") {
+    CHECK(relative_noise({100.0, 110.0, 90.0, 100.0}) == doctest::Approx(0.05));
+    CHECK(relative_noise({0.001, 0.0011, 0.0009, 0.001}) == doctest::Approx(0.05));
+}
+
 TEST_CASE("summary") {
     const Summary s = summarize({2, 1, 4, 3, 5});
     CHECK(s.median == 3);
