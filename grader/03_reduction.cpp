@@ -110,9 +110,90 @@ bool check_sums(Step step, Input& large) {
     return all_correct;
 }
 
-void grade_step(Step yours, Step reference) {
+// The kernel each step launches first, as the skeleton names it (step 6 names its own).
+const char* const kStepKernels[] = {"neighbored_modulo", "neighbored_remapped", "interleaved", "unrolled4",
+                                    "last_warp_unrolled", "complete_unroll", nullptr};
+const char* const kStepFunctions[] = {"reduce_neighbored_modulo", "reduce_neighbored_remapped", "reduce_interleaved",
+                                      "reduce_unrolled4", "reduce_last_warp_unrolled", "reduce_complete_unroll",
+                                      "reduce_shuffle"};
+
+// "ch03::(anonymous namespace)::complete_unroll<1024u>" -> "complete_unroll"
+std::string base_name(std::string name) {
+    name = name.substr(0, name.find('<'));
+    const size_t colons = name.rfind("::");
+    return colons == std::string::npos ? name : name.substr(colons + 2);
+}
+
+// How the sum was computed, not only that it is right: the step's work is its own kernel (not a
+// library's, not another step's), launched with the grid its technique implies.
+void check_technique(int graded, Step step) {
+    if (!options().sanitizer.empty()) {
+        skip("correct", "technique", "CUPTI does not record under compute-sanitizer");
+        return;
+    }
+    const size_t n = kSanitizerLimit;
+    const Input input(n);
+    Stream stream;
+    DeviceBuffer<int> scratch(ch03::scratch_ints(n));
+    scratch.poison();
+    std::unique_ptr<Witness> witness = open_witness();
+    step(input.device.get(), n, scratch.get(), stream);
+    witness->finish();
+    const std::vector<KernelRun>& mine = witness->kernels();
+    const std::string name = kStepFunctions[graded];
+    if (!check("correct", "technique: kernels", !mine.empty(), name + " ran no kernel on the GPU")) return;
+
+    std::string library;
+    for (const KernelRun& k : mine)
+        for (const char* part : {"cub::", "thrust::", "cublas", "CUB_"})
+            if (k.name.find(part) != std::string::npos) library = k.short_name();
+    check("correct", "technique: no library kernel", library.empty(),
+          name + " ran " + library + ", a library's kernel: the step's reduction is yours to write");
+
+    const std::string first = base_name(mine.front().short_name());
+    if (kStepKernels[graded]) {
+        check("correct", "technique: the step's kernel", first == kStepKernels[graded],
+              name + " launched " + mine.front().short_name() + " first; its pass is the kernel " +
+                  kStepKernels[graded] + ", written with this step's technique (not another step's kernel)");
+    } else {
+        std::string other;
+        for (const char* k : kStepKernels)
+            if (k && first == k) other = k;
+        check("correct", "technique: the step's kernel", other.empty(),
+              name + " launched " + other + ", another step's kernel: write this step's own");
+    }
+
+    // Steps 1-2: a block reduces blockDim.x values; steps 3-5 four times as many; step 6 a grid
+    // sized to the GPU, each thread looping over many values.
+    const KernelRun& k = mine.front();
+    const size_t threads = k.block[0];
+    std::string expected;
+    bool shape_ok = k.grid[1] == 1 && k.grid[2] == 1 && k.block[1] == 1 && k.block[2] == 1;
+    if (graded <= 5) {
+        const size_t per_block = threads * (graded <= 2 ? 1 : 4);
+        const size_t blocks = (n + per_block - 1) / per_block;
+        shape_ok &= k.grid[0] == blocks;
+        expected = "one block per " + std::string(graded <= 2 ? "" : "4 x ") + "blockDim.x values: " +
+                   std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads for n=" + std::to_string(n);
+    }
+    if (graded == 6) {
+        int device = 0, sms = 0, threads_per_sm = 0;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+        const size_t most = size_t(sms) * (threads_per_sm / std::max<size_t>(threads, 1));
+        shape_ok &= k.grid[0] >= unsigned(sms) && k.grid[0] <= most;
+        expected = "a grid sized to the GPU: between " + std::to_string(sms) + " blocks (one per SM) and " +
+                   std::to_string(most) + " (as many as fit at once)";
+    }
+    check("correct", "technique: launch shape", shape_ok,
+          name + "'s first kernel ran with " + k.shape() + "; expected " + expected);
+}
+
+void grade_step(int step_index, Step yours, Step reference) {
     Input large(kLarge);
     if (!check_sums(yours, large)) return;
+    check_technique(step_index, yours);
 
     DeviceBuffer<int> scratch(ch03::scratch_ints(kLarge));
     static CubSum cub(kLarge);
@@ -144,9 +225,9 @@ void grade_step(Step yours, Step reference) {
 
 }  // namespace
 
-TEST_CASE("neighbored_remapped") { grade_step(ch03::reduce_neighbored_remapped, ref::reduce_neighbored_remapped); }
-TEST_CASE("interleaved") { grade_step(ch03::reduce_interleaved, ref::reduce_interleaved); }
-TEST_CASE("unrolled4") { grade_step(ch03::reduce_unrolled4, ref::reduce_unrolled4); }
-TEST_CASE("last_warp") { grade_step(ch03::reduce_last_warp_unrolled, ref::reduce_last_warp_unrolled); }
-TEST_CASE("complete_unroll") { grade_step(ch03::reduce_complete_unroll, ref::reduce_complete_unroll); }
-TEST_CASE("shuffle") { grade_step(ch03::reduce_shuffle, ref::reduce_shuffle); }
+TEST_CASE("neighbored_remapped") { grade_step(1, ch03::reduce_neighbored_remapped, ref::reduce_neighbored_remapped); }
+TEST_CASE("interleaved") { grade_step(2, ch03::reduce_interleaved, ref::reduce_interleaved); }
+TEST_CASE("unrolled4") { grade_step(3, ch03::reduce_unrolled4, ref::reduce_unrolled4); }
+TEST_CASE("last_warp") { grade_step(4, ch03::reduce_last_warp_unrolled, ref::reduce_last_warp_unrolled); }
+TEST_CASE("complete_unroll") { grade_step(5, ch03::reduce_complete_unroll, ref::reduce_complete_unroll); }
+TEST_CASE("shuffle") { grade_step(6, ch03::reduce_shuffle, ref::reduce_shuffle); }

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "04_streams.h"          // ch04: the code graded
@@ -91,10 +92,18 @@ private:
     std::vector<std::unique_ptr<Op>> ops_;
 };
 
+// A stage as the code graded issued it.
+struct Issued {
+    std::string kind;
+    size_t offset;
+    cudaStream_t stream;
+};
+
 struct Pipeline {
     PinnedBuffer<float> in, out;
     DeviceBuffer<float> device_in, device_out;
-    Trace* trace = nullptr;  // when set, every stage is traced
+    Trace* trace = nullptr;                // when set, every stage is traced
+    std::vector<Issued>* issued = nullptr;  // when set, every stage is logged as it is issued
 
     Pipeline() : in(kPipelineN), out(kPipelineN), device_in(kPipelineN), device_out(kPipelineN) {
         const std::vector<float> values = random_floats(kPipelineN, seed_for("pipeline"), 0.0f, 1.0f);
@@ -107,17 +116,17 @@ struct Pipeline {
     StagesOf stages() {
         StagesOf s;
         s.copy_in = [this](size_t offset, size_t count, cudaStream_t stream) {
-            traced("copy in", stream, [&] {
+            traced("copy in", offset, stream, [&] {
                 CUDA_CHECK(cudaMemcpyAsync(device_in.get() + offset, in.get() + offset, count * sizeof(float),
                                            cudaMemcpyHostToDevice, stream));
             });
         };
         s.compute = [this](size_t offset, size_t count, cudaStream_t stream) {
-            traced("compute", stream,
+            traced("compute", offset, stream,
                    [&] { ref::launch_compute(device_in.get() + offset, device_out.get() + offset, count, stream); });
         };
         s.copy_out = [this](size_t offset, size_t count, cudaStream_t stream) {
-            traced("copy out", stream, [&] {
+            traced("copy out", offset, stream, [&] {
                 CUDA_CHECK(cudaMemcpyAsync(out.get() + offset, device_out.get() + offset, count * sizeof(float),
                                            cudaMemcpyDeviceToHost, stream));
             });
@@ -126,7 +135,8 @@ struct Pipeline {
     }
 
     template <class Issue>
-    void traced(const char* kind, cudaStream_t stream, Issue issue) {
+    void traced(const char* kind, size_t offset, cudaStream_t stream, Issue issue) {
+        if (issued) issued->push_back({kind, offset, stream});
         if (trace)
             trace->around(kind, stream, issue);
         else
@@ -167,6 +177,41 @@ struct Pipeline {
     }
 };
 
+// What is wrong with the order in which the stages were issued, or "": chunk k of `streams` equal
+// chunks on a stream of its own; depth first, each chunk's three stages in turn; breadth first,
+// every copy in, then every compute, then every copy out.
+std::string issue_order_problem(const std::vector<Issued>& log, size_t n, int streams, bool depth_first) {
+    const char* const kinds[] = {"copy in", "compute", "copy out"};
+    std::vector<std::pair<std::string, int>> expected;  // kind, chunk
+    for (int outer = 0; outer < (depth_first ? streams : 3); ++outer)
+        for (int inner = 0; inner < (depth_first ? 3 : streams); ++inner)
+            expected.emplace_back(depth_first ? kinds[inner] : kinds[outer], depth_first ? outer : inner);
+    const std::string rule = depth_first ? "depth first: copy in, compute and copy out of chunk 0, then of chunk 1, ..."
+                                         : "breadth first: every chunk's copy in, then every compute, then every copy out";
+    if (log.size() != expected.size())
+        return std::to_string(log.size()) + " stages were issued; expected " + std::to_string(expected.size()) +
+               " (three per chunk, " + std::to_string(streams) + " chunks)";
+    const size_t chunk_size = n / streams;
+    std::map<int, cudaStream_t> stream_of;
+    for (size_t i = 0; i < log.size(); ++i) {
+        const int chunk = static_cast<int>(std::min<size_t>(log[i].offset / chunk_size, streams - 1));
+        if (log[i].kind != expected[i].first || chunk != expected[i].second)
+            return "stage " + std::to_string(i + 1) + " issued was the " + log[i].kind + " of chunk " +
+                   std::to_string(chunk) + "; expected the " + expected[i].first + " of chunk " +
+                   std::to_string(expected[i].second) + " (" + rule + ")";
+        if (stream_of.count(chunk) && stream_of[chunk] != log[i].stream)
+            return "the stages of chunk " + std::to_string(chunk) + " went to different streams: a chunk's stages "
+                   "depend on each other, so they share one stream";
+        stream_of[chunk] = log[i].stream;
+    }
+    std::set<cudaStream_t> distinct;
+    for (const auto& [chunk, stream] : stream_of) distinct.insert(stream);
+    if (int(distinct.size()) != streams)
+        return std::to_string(streams) + " chunks went to " + std::to_string(distinct.size()) +
+               " streams: chunk k goes to a stream of its own";
+    return "";
+}
+
 using PipelineRun = void (*)(const ch04::Stages&, size_t n, int streams);
 using ReferenceRun = void (*)(const ref::Stages&, size_t n, int streams);
 
@@ -205,7 +250,7 @@ Ideal measure_stages(Pipeline& p, int engines) {
     return ideal;
 }
 
-void grade_pipeline(PipelineRun run, ReferenceRun reference, const std::string& name, bool with_sequential_timeline) {
+void grade_pipeline(PipelineRun run, ReferenceRun reference, const std::string& name, bool depth_first) {
     Pipeline p;
     const ch04::Stages stages = p.stages();
     std::mt19937_64 rng(seed_for("pipeline runs"));
@@ -220,10 +265,15 @@ void grade_pipeline(PipelineRun run, ReferenceRun reference, const std::string& 
             continue;
         }
         p.out.fill_bytes(kPoisonByte);
+        std::vector<Issued> log;
+        p.issued = &log;
         run(stages, n, streams);
+        p.issued = nullptr;
         const Comparison c = p.compare(n, streams);
-        correct &= check("correct", "n=" + std::to_string(n) + ", " + std::to_string(streams) + " streams", c.ok(),
-                         c.message() + "\n(does " + name + " wait for every stream before it returns?)");
+        const std::string label = "n=" + std::to_string(n) + ", " + std::to_string(streams) + " streams";
+        correct &= check("correct", label, c.ok(), c.message() + "\n(does " + name + " wait for every stream before it returns?)");
+        const std::string order = issue_order_problem(log, n, streams, depth_first);
+        correct &= check("correct", label + ", issue order", order.empty(), order);
     }
     if (!correct || !options().sanitizer.empty()) return;
 
@@ -239,7 +289,7 @@ void grade_pipeline(PipelineRun run, ReferenceRun reference, const std::string& 
         record_timeline(trace.timeline());
     };
     const ref::Stages reference_stages = p.stages<ref::Stages>();
-    if (with_sequential_timeline)
+    if (depth_first)
         traced("run_sequential", [&] { ref::run_sequential(reference_stages, kPipelineN, stream); });
     traced(name + ", " + std::to_string(kStreams) + " streams", [&] { run(stages, kPipelineN, kStreams); });
 
@@ -330,6 +380,37 @@ void grade_event_dependency() {
     const Comparison c = compare_exact(expected, out.download());
     const bool data_ok = check("data", "out after the consumer's stream", c.ok(),
                                c.message() + "\n(did the consumer read mid before the producer wrote it?)");
+    // How it was done, as CUPTI saw it, in a second call (recording slows the host's calls down):
+    // the producer's kernel on the producer's stream, the consumer's on the consumer's, and the
+    // consumer started after the producer had ended.
+    const std::unique_ptr<Witness> witness = data_ok ? open_witness() : nullptr;
+    if (witness) {
+        ch04::produce_then_consume(in.get(), mid.get(), out.get(), n, producer, consumer);
+        witness->finish();
+        const uint32_t producer_id = Witness::stream_id(producer), consumer_id = Witness::stream_id(consumer);
+        int on_producer = 0, on_consumer = 0, elsewhere = 0;
+        uint64_t produced = 0, first_consumed = UINT64_MAX;
+        for (const KernelRun& k : witness->kernels()) {
+            if (k.stream_id == producer_id) {
+                ++on_producer;
+                produced = std::max(produced, k.end_ns);
+            } else if (k.stream_id == consumer_id) {
+                ++on_consumer;
+                first_consumed = std::min(first_consumed, k.start_ns);
+            } else {
+                ++elsewhere;
+            }
+        }
+        const bool two_streams = check("data", "technique: each kernel on its stream",
+                                       on_producer == 1 && on_consumer == 1 && elsewhere == 0,
+                                       std::to_string(on_producer) + " kernels ran on `producer`, " +
+                                           std::to_string(on_consumer) + " on `consumer`, " + std::to_string(elsewhere) +
+                                           " elsewhere: launch_produce goes on `producer`, launch_consume on "
+                                           "`consumer`, and an event makes one stream wait for the other");
+        if (two_streams)
+            check("data", "technique: the consumer waited", first_consumed >= produced,
+                  "the consumer's kernel started before the producer's had ended");
+    }
     // The producer takes 20 ms on the GPU; a call that waited for it took at least that long. (A
     // call that does nothing returns at once too: this counts only with the right data.)
     if (!data_ok)
@@ -349,8 +430,25 @@ void grade_host_callback() {
     DeviceBuffer<int> device(n);
     PinnedBuffer<int> host(n);
     Stream stream;
+    device.poison();
+    std::fill(host.get(), host.get() + n, -1);
     std::vector<ch04::RoundReport> reports;
+    const std::unique_ptr<Witness> witness = open_witness();
     ch04::report_rounds(device.get(), host.get(), n, rounds, stream, &reports);
+    if (witness) {
+        witness->finish();
+        int host_functions = 0, waits = 0;
+        for (const std::string& call : witness->api_calls()) {
+            host_functions += call == "cudaLaunchHostFunc";
+            waits += call == "cudaStreamSynchronize" || call == "cudaDeviceSynchronize" || call == "cudaEventSynchronize";
+        }
+        check("order", "technique: host functions in the stream", host_functions == rounds,
+              std::to_string(host_functions) + " calls to cudaLaunchHostFunc for " + std::to_string(rounds) +
+                  " rounds: each round's report goes into the stream");
+        check("order", "technique: one wait", waits == 1,
+              "the host waited " + std::to_string(waits) + " times (cudaStreamSynchronize, cudaDeviceSynchronize, "
+              "cudaEventSynchronize): issue every round, then wait once at the end");
+    }
     if (!check("order", "one report per round", reports.size() == size_t(rounds),
                std::to_string(reports.size()) + " reports, expected " + std::to_string(rounds)))
         return;
@@ -460,11 +558,14 @@ void grade_pdl() {
     DeviceBuffer<float> in(values), mid(n), out(size_t(n) * pairs);
     Stream stream;
     PinnedBuffer<float> out_host(out.size());
+    mid.poison();
     out.poison();
+    const std::unique_ptr<Witness> witness = open_witness();
     LegacyStreamGate gate(gate_limit_ms());
     ch04::run_pairs_pdl(in.get(), mid.get(), out.get(), n, pairs, stream);
     const std::vector<float> got = out.download_on(stream, out_host);
     const bool stayed_on_stream = gate.open();
+    if (witness) witness->finish();
     const Comparison c = compare_close(expected, got, {0, 0});  // the same float operations: exact
     bool ok = check("correct", std::to_string(pairs) + " pairs", c.ok(),
                     c.message() + "\n(does the secondary read mid before cudaGridDependencySynchronize? Is every "
@@ -473,6 +574,25 @@ void grade_pdl() {
                 "run_pairs_pdl waited on the legacy default stream (cudaMemcpy, cudaDeviceSynchronize...): every "
                 "launch goes on `stream`");
     if (!ok) return;
+    // How it was done, as CUPTI saw it: two kernels per pair, and secondaries that started before
+    // their primary had ended (what a programmatic dependent launch allows).
+    if (witness) {
+        std::vector<KernelRun> kernels = witness->kernels();
+        const uint32_t id = Witness::stream_id(stream);
+        kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [&](const KernelRun& k) { return k.stream_id != id; }),
+                      kernels.end());
+        ok &= check("correct", "technique: two kernels per pair", kernels.size() == size_t(2 * pairs),
+                    std::to_string(kernels.size()) + " kernels ran on `stream` for " + std::to_string(pairs) +
+                        " pairs: a primary and a secondary each, not one kernel doing both");
+        if (!ok) return;
+        int early = 0;
+        for (int p = 0; p < pairs; ++p) early += kernels[2 * p + 1].start_ns < kernels[2 * p].end_ns;
+        ok &= check("correct", "technique: secondaries start early", 2 * early >= pairs,
+                    std::to_string(early) + " of " + std::to_string(pairs) + " secondaries started before their "
+                    "primary had ended: launch each secondary with programmaticStreamSerializationAllowed, and let "
+                    "the primary trigger it (cudaTriggerProgrammaticLaunchCompletion)");
+        if (!ok) return;
+    }
 
     // The race: one input changes before each round; every call's out must equal run_pairs's.
     DeviceBuffer<float> expected_out(out.size());

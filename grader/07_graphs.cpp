@@ -162,7 +162,20 @@ void grade_capture_loop() {
     for (const auto& [n, steps] : {std::pair{1, 1}, {1000, 3}, {kLoopN + 3, 2}, {drawn, 1}}) {
         const std::string label = "n=" + std::to_string(n) + ", " + std::to_string(steps) + " steps";
         bool stayed_on_stream = true;
+        const std::unique_ptr<Witness> witness = open_witness();
         const Comparison c = run_loop(ch07::run_with_graph, n, steps, stream, stayed_on_stream);
+        if (witness) {  // how it was done, as CUPTI saw it
+            witness->finish();
+            const bool captured = witness->called("cudaStreamBeginCapture") || witness->called("cudaStreamBeginCaptureToGraph");
+            int outside = 0;
+            for (const KernelRun& k : witness->kernels()) outside += !k.in_graph;
+            correct &= check("correct", label + ", technique: captured and launched as a graph",
+                             captured && witness->called("cudaGraphLaunch") && outside == 0,
+                             std::string(captured ? "" : "no stream capture began; ") +
+                                 (witness->called("cudaGraphLaunch") ? "" : "no graph was launched; ") +
+                                 std::to_string(outside) + " kernels ran outside a graph: capture the step's launches "
+                                 "(cudaStreamBeginCapture ... cudaStreamEndCapture), instantiate, and launch the graph");
+        }
         correct &= check("correct", label, c.ok(),
                          c.message() + "\n(each step launches advance_kernel with k = 0, 1, ..., 19 in order; does "
                                        "run_with_graph launch on `stream` and wait for the last step before it returns?)");
@@ -286,7 +299,7 @@ void check_diamond_launches(cudaGraph_t graph, Diamond& d, cudaStream_t stream, 
     for (int launch = 1; launch <= 2; ++launch) {
         const std::vector<uint32_t> in = random_words(d.n, label + " launch " + std::to_string(launch));
         d.in.upload(in);
-        d.out.poison();
+        for (DeviceBuffer<uint32_t>* b : {&d.mid, &d.left, &d.right, &d.out}) b->poison();
         d.checksum.poison();
         d.out_host.fill_bytes(kPoisonByte);
         CUDA_CHECK(cudaGraphLaunch(exec, stream));
@@ -310,7 +323,27 @@ void grade_diamond(const MakeDiamond& make, bool captured) {
     for (const int n : {(1 << 20) + 7, 1000}) {
         const std::string label = "n=" + std::to_string(n);
         Diamond d(n);
+        const std::unique_ptr<Witness> witness = open_witness();
         Graph own(make(d.buffers(), stream));
+        if (witness) {  // how the graph was made, as CUPTI saw it
+            witness->finish();
+            const bool captured_it = witness->called("cudaStreamBeginCapture") ||
+                                     witness->called("cudaStreamBeginCaptureToGraph");
+            int nodes_added = 0;
+            for (const std::string& call : witness->api_calls())
+                nodes_added += call.rfind("cudaGraphAdd", 0) == 0 && call != "cudaGraphAddDependencies";
+            if (captured)
+                check("shape", label + ", technique: captured", captured_it && nodes_added == 0,
+                      captured_it ? std::to_string(nodes_added) + " nodes were added by hand: the exercise is to capture "
+                                                                 "the streams' work, not to build the graph node by node"
+                                  : "no stream capture began: capture_diamond records the diamond's launches from "
+                                    "streams (cudaStreamBeginCapture)");
+            else
+                check("shape", label + ", technique: built node by node", !captured_it && nodes_added > 0,
+                      captured_it ? "a stream capture began: build_diamond adds the nodes and edges itself "
+                                    "(cudaGraphAddKernelNode, ...), without capture"
+                                  : "no node was added with cudaGraphAdd*Node");
+        }
         if (captured)
             check("results", label + ", stream usable", stream_not_capturing(stream),
                   "the stream is still capturing when capture_diamond returns: end the capture");
@@ -578,7 +611,6 @@ void grade_access_policy_window() {
         skip("window", "this GPU", std::string(props.name) + " has no persisting L2 (compute capability 8.0 or newer has)");
         return;
     }
-    const PersistingL2 set_aside(props.persistingL2CacheMaxSize);
     const size_t max_window = props.accessPolicyMaxWindowSize;
     DeviceBuffer<char> hot(2 * max_window);
 
@@ -588,24 +620,33 @@ void grade_access_policy_window() {
     StepGraphOwner<ch07::StepGraph> owner(ch07::make_step_graph(data.get(), n), ch07::destroy_step_graph);
     const cudaGraphNode_t node = owner.g.kernels[0];
 
-    for (const size_t bytes : {size_t(8) << 20, 2 * max_window}) {
-        ch07::add_persisting_window(node, hot.get(), bytes);
-        cudaLaunchAttributeValue got{};
-        CUDA_CHECK(cudaGraphKernelNodeGetAttribute(node, cudaLaunchAttributeAccessPolicyWindow, &got));
-        const cudaAccessPolicyWindow& w = got.accessPolicyWindow;
-        const size_t window = std::min(bytes, max_window);
-        const double ratio = std::min(1.0, double(set_aside.bytes) / window);
-        const std::string label = std::to_string(bytes >> 20) + " MiB";
-        check("window", label + ", base", w.base_ptr == hot.get(), "base_ptr is not the start of the buffer");
-        check("window", label + ", size", w.num_bytes == window,
-                    "num_bytes is " + std::to_string(w.num_bytes) + ", expected " + std::to_string(window) +
-                        " (the buffer, at most accessPolicyMaxWindowSize = " + std::to_string(max_window) + ")");
-        check("window", label + ", hit ratio", std::fabs(w.hitRatio - ratio) <= 1e-3,
-                    "hitRatio is " + std::to_string(w.hitRatio) + ", expected " + std::to_string(ratio) +
-                        " (the persisting set-aside, " + std::to_string(set_aside.bytes) + " bytes, over the window)");
-        check("window", label + ", properties",
-                    w.hitProp == cudaAccessPropertyPersisting && w.missProp == cudaAccessPropertyStreaming,
-                    "hits should persist (cudaAccessPropertyPersisting), misses stream (cudaAccessPropertyStreaming)");
+    // The set-aside at its maximum, then at a size drawn from the seed below 8 MiB: the hit ratio
+    // comes from the limit in force, which the code must read.
+    std::mt19937_64 rng(seed_for("set-aside"));
+    const size_t drawn = std::min<size_t>(props.persistingL2CacheMaxSize / 2, (1 + rng() % 6) << 20);
+    for (const size_t limit : {size_t(props.persistingL2CacheMaxSize), drawn}) {
+        const PersistingL2 set_aside(limit);
+        for (const size_t bytes : {size_t(8) << 20, 2 * max_window}) {
+            ch07::add_persisting_window(node, hot.get(), bytes);
+            cudaLaunchAttributeValue got{};
+            CUDA_CHECK(cudaGraphKernelNodeGetAttribute(node, cudaLaunchAttributeAccessPolicyWindow, &got));
+            const cudaAccessPolicyWindow& w = got.accessPolicyWindow;
+            const size_t window = std::min(bytes, max_window);
+            const double ratio = std::min(1.0, double(set_aside.bytes) / window);
+            const std::string label = std::to_string(bytes >> 20) + " MiB, " + std::to_string(set_aside.bytes >> 10) +
+                                      " KiB set aside";
+            check("window", label + ", base", w.base_ptr == hot.get(), "base_ptr is not the start of the buffer");
+            check("window", label + ", size", w.num_bytes == window,
+                  "num_bytes is " + std::to_string(w.num_bytes) + ", expected " + std::to_string(window) +
+                      " (the buffer, at most accessPolicyMaxWindowSize = " + std::to_string(max_window) + ")");
+            check("window", label + ", hit ratio", std::fabs(w.hitRatio - ratio) <= 1e-3,
+                  "hitRatio is " + std::to_string(w.hitRatio) + ", expected " + std::to_string(ratio) +
+                      " (the persisting set-aside in force, " + std::to_string(set_aside.bytes) +
+                      " bytes (cudaDeviceGetLimit), over the window)");
+            check("window", label + ", properties",
+                  w.hitProp == cudaAccessPropertyPersisting && w.missProp == cudaAccessPropertyStreaming,
+                  "hits should persist (cudaAccessPropertyPersisting), misses stream (cudaAccessPropertyStreaming)");
+        }
     }
     // The node still runs its kernel as before.
     const std::vector<uint32_t> start = random_words(n, "window data");

@@ -15,7 +15,11 @@ This runner, a separate process, therefore:
 - accepts a verdict only when the grader finished the exercise: a process that ends while its
   results file still says "running" failed that exercise, whatever its exit code;
 - recomputes the points from the grading data file, so that a threshold changed in the grader's
-  memory gains nothing.
+  memory gains nothing;
+- for an exercise whose lesson is a race or a synchronization rule (a check of kind "sanitizer" in
+  the data file), runs it once more under that compute-sanitizer tool, where the grader checks the
+  small sizes only, and records the check: passed when the code computed the right results and the
+  tool reported nothing.
 
 A verdict it cannot accept replaces the results file with an error record saying why. The exit
 code follows the verdict: 0 passed (in skeleton mode: failed as it should), 77 skipped, 1 otherwise.
@@ -24,6 +28,7 @@ import argparse
 import json
 import os
 import pathlib
+import re
 import secrets
 import shutil
 import subprocess
@@ -49,7 +54,7 @@ def score(spec, scoring, checks, compute_capability):
     def all_passed(rs):
         return bool(rs) and all(r.get("status") == "passed" for r in rs)
 
-    correct = all(all_passed(records(k)) for k, c in spec["checks"].items() if c.get("kind") != "speed")
+    correct = all(all_passed(records(k)) for k, c in spec["checks"].items() if c.get("kind", "correctness") == "correctness")
     scores = {}
     for key, check in spec["checks"].items():
         rs = records(key)
@@ -89,6 +94,98 @@ def error_record(result, why, data, chapter, exercise):
             "device": result.get("device"), "seed": result.get("seed"), "seconds": result.get("seconds", 0)}
 
 
+def tool_path():
+    return shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+
+
+def sanitizer_command(command, tool):
+    # The graders make failing API calls on purpose (bad launch configurations): not reported.
+    return [tool_path(), "--tool", tool, "--error-exitcode", "86", "--report-api-errors", "no"] + command + \
+        ["--sanitizer", tool]
+
+
+def run_with_token(command, capture=False):
+    """Runs the grader with a fresh one-time token; returns (exit code, token, output if captured)."""
+    token = secrets.token_hex(16)
+    with tempfile.NamedTemporaryFile("w", prefix="course-token-", delete=False) as f:
+        f.write(token)
+    env = dict(os.environ, COURSE_TOKEN_FILE=f.name)
+    try:
+        run = subprocess.run(command, env=env, stdout=subprocess.PIPE if capture else None,
+                             stderr=subprocess.STDOUT if capture else None, text=True, errors="replace")
+    finally:
+        pathlib.Path(f.name).unlink(missing_ok=True)
+    sys.stdout.flush()
+    return run.returncode, token, run.stdout or ""
+
+
+def sanitizer_record(key, check, command, spec, chapter, exercise):
+    """Runs the exercise again under check["tool"] and returns the check's record."""
+    tool = check["tool"]
+    label = f"under compute-sanitizer --tool {tool}"
+    with tempfile.TemporaryDirectory(prefix="course-sanitized-") as tmp:
+        base = pathlib.Path(tmp) / "results"
+        argv = list(command)
+        argv[argv.index("--results-dir") + 1] = str(base)
+        code, token, output = run_with_token(sanitizer_command(argv, tool), capture=True)
+        results = base.with_name(base.name + "-" + tool) / chapter / f"{exercise}.json"
+        result = json.loads(results.read_text()) if results.exists() else {}
+    correctness = [k for k, c in spec["checks"].items() if c.get("kind", "correctness") == "correctness"]
+    records = [c for c in result.get("checks", []) if c.get("key") in correctness and c.get("status") != "skipped"]
+    lines = [line.strip("= ").strip() for line in output.splitlines() if line.startswith("=========")]
+    # "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)", "ERROR SUMMARY: 0 errors"
+    summaries = [line for line in lines if "SUMMARY" in line]
+    reported = any(re.search(r"SUMMARY: [1-9]", line) for line in summaries)
+    findings = [line for line in lines if "Race reported" in line or "Error" in line or (" at " in line and ".cu:" in line)]
+    if result.get("token") != token or result.get("status") in (None, "running", "error"):
+        message = (f"the run under {tool} did not finish (exit code {code}): "
+                   + (result.get("message") or output.strip()[-300:]))
+        return {"key": key, "label": label, "status": "failed", "message": message}
+    if not records or not all(r.get("status") == "passed" for r in records):
+        wrong = next((r for r in records if r.get("status") != "passed"), {"label": "-", "message": "no check ran"})
+        return {"key": key, "label": label, "status": "failed",
+                "message": f"under {tool} the results were wrong ({wrong.get('label')}: {wrong.get('message')}); "
+                           "this check needs right results with nothing reported"}
+    if code == 86 or reported:
+        return {"key": key, "label": label, "status": "failed",
+                "message": f"compute-sanitizer --tool {tool} reported:\n" + "\n".join((findings[:12] + summaries)[:14])}
+    return {"key": key, "label": label, "status": "passed", "message": ""}
+
+
+def add_sanitizer_checks(result, command, spec, data):
+    """Adds the exercise's sanitizer checks to its results; returns the records added."""
+    added = []
+    correctness = [k for k, c in spec["checks"].items() if c.get("kind", "correctness") == "correctness"]
+    right = all(r.get("status") == "passed" for r in result.get("checks", []) if r.get("key") in correctness)
+    for key, check in spec["checks"].items():
+        if check.get("kind") != "sanitizer":
+            continue
+        if right:
+            record = sanitizer_record(key, check, command, spec, result["chapter"], result["exercise"])
+        else:
+            record = {"key": key, "label": f"under compute-sanitizer --tool {check['tool']}", "status": "failed",
+                      "message": "graded once the results are right"}
+        print(f"[{result['chapter']}/{result['exercise']}] {key} ({record['label']}): {record['status'].upper()}"
+              + (f"\n{record['message']}" if record["message"] else ""))
+        result["checks"].append(record)
+        added.append(record)
+    if added:
+        compute_capability = (result.get("device") or {}).get("compute_capability", "")
+        points = score(spec, data["scoring"], result["checks"], compute_capability)
+        result["scores"] = [{"key": k, "points": points[k], "max_points": c["points"]} for k, c in spec["checks"].items()]
+        result["points"] = sum(points.values())
+        failed = [r["key"] for r in added if r["status"] == "failed"]
+        if failed and result["status"] == "passed":
+            result["status"] = "failed"
+            result["message"] = "failed: " + ", ".join(failed)
+            if result.get("mode") == "reference":
+                result["message"] = "self-check failed: the reference solution failed " + ", ".join(failed)
+        most = sum(c["points"] for c in spec["checks"].values())
+        print(f"[{result['chapter']}/{result['exercise']}] {result['status'].upper()}  "
+              f"{result['points']:.3g}/{most:.3g} points, {', '.join(r['key'] for r in added)} included")
+    return added
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results-file", required=True, type=pathlib.Path)
@@ -105,21 +202,12 @@ def main():
     if sanitizer:  # the grader keeps sanitized results apart from the timed ones
         results_file = results_file.parent.parent.with_name(results_file.parent.parent.name + "-" + sanitizer) \
             / chapter / results_file.name
-        tool = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
-        # The graders make failing API calls on purpose (bad launch configurations): not reported.
-        command = [tool, "--tool", sanitizer, "--error-exitcode", "86", "--report-api-errors", "no"] + command + \
-                  ["--sanitizer", sanitizer]
+    graded_command = command
+    if sanitizer:
+        command = sanitizer_command(command, sanitizer)
     results_file.unlink(missing_ok=True)
 
-    token = secrets.token_hex(16)
-    with tempfile.NamedTemporaryFile("w", prefix="course-token-", delete=False) as f:
-        f.write(token)
-    env = dict(os.environ, COURSE_TOKEN_FILE=f.name)
-    try:
-        code = subprocess.run(command, env=env).returncode
-    finally:
-        pathlib.Path(f.name).unlink(missing_ok=True)
-    sys.stdout.flush()
+    code, token, _ = run_with_token(command)
 
     if not results_file.exists():
         if code == SKIP:  # no GPU, and no exercise named: nothing to record
@@ -137,7 +225,15 @@ def main():
         return 1
     if result["status"] == "skipped":
         return SKIP
+    spec = data["chapters"][chapter]["exercises"][exercise]
+    added = [] if sanitizer else add_sanitizer_checks(result, graded_command, spec, data)
+    if added:
+        results_file.write_text(json.dumps(result, indent=2) + "\n")
     if args.skeleton:
+        passing = [r["key"] for r in added if r["status"] == "passed"]
+        if passing:
+            print(f"[{chapter}/{exercise}] the untouched skeleton passes {', '.join(passing)}: a check that cannot fail")
+            return 1
         return code  # the grader's own word: every check failed, as it should, or not
     if sanitizer and code == 86:
         return 1  # compute-sanitizer found an error

@@ -22,6 +22,12 @@ DATA = {
 }
 
 
+# The same exercise with a check that runs it again under racecheck.
+RACE_DATA = json.loads(json.dumps(DATA))
+RACE_DATA["chapters"]["01_x"]["exercises"]["add"]["checks"]["race_free"] = {"points": 3, "kind": "sanitizer",
+                                                                             "tool": "racecheck"}
+
+
 def fake_grader(argv):
     """Writes <results-dir>/01_x/add.json as BEHAVIOUR says, then exits with EXIT."""
     behaviour, code = os.environ["BEHAVIOUR"], int(os.environ.get("EXIT", "0"))
@@ -51,7 +57,19 @@ def fake_grader(argv):
                                                            {"key": "speed", "points": 0.0, "max_points": 4}])
     if behaviour == "slow":
         result["status"] = "failed"
+    if behaviour == "wrong":
+        result.update(status="failed", checks=[{"key": "correct", "status": "failed"}, {"key": "speed", "status": "passed",
+                                                                                      "value": value}])
+        result["scores"][0]["points"] = result["scores"][1]["points"] = 0.0
+    if os.environ.get("RACE_CHECK"):  # the grader knows the check, and records nothing for it
+        result["scores"].append({"key": "race_free", "points": 0.0, "max_points": 3})
     (results / "add.json").write_text(json.dumps(result))
+    if "--sanitizer" in argv and os.environ.get("RACE_CHECK") == "race":  # as compute-sanitizer reports one
+        print("========= Error: Race reported between Write access at warp_finish(int *, unsigned int)+0x40 in "
+              "reduction.cu:151\n========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)")
+        return 86
+    if "--sanitizer" in argv and os.environ.get("RACE_CHECK") == "summary only":  # found, whatever the exit code
+        print("========= RACECHECK SUMMARY: 2 hazards displayed (0 errors, 2 warnings)")
     return code
 
 
@@ -64,6 +82,13 @@ class RunnerTest(unittest.TestCase):
 
     def tearDown(self):
         self.tmp.cleanup()
+
+    def fake_sanitizer(self):
+        fake = self.root / "bin" / "compute-sanitizer"  # runs what follows its own options
+        fake.parent.mkdir(exist_ok=True)
+        fake.write_text("#!/bin/sh\nshift 6\nexec \"$@\"\n")
+        fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+        return {"PATH": f"{fake.parent}:{os.environ['PATH']}"}
 
     def run_exercise(self, behaviour, exit_code=0, extra_env=None, skeleton=False):
         results = self.root / "results" / "grade"
@@ -114,14 +139,45 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(self.run_exercise("forged", exit_code=0, skeleton=True)[0], 1)
 
     def test_the_sanitizer_reaches_the_grader_on_its_command_line(self):
-        fake = self.root / "bin" / "compute-sanitizer"  # runs what follows its own options
-        fake.parent.mkdir()
-        fake.write_text("#!/bin/sh\nshift 6\nexec \"$@\"\n")
-        fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-        env = {"COURSE_SANITIZER": "memcheck", "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+        env = dict(self.fake_sanitizer(), COURSE_SANITIZER="memcheck")
         code, result, _ = self.run_exercise("honest", extra_env=env)
         self.assertEqual(code, 0)
         self.assertEqual(result["argv"][-2:], ["--sanitizer", "memcheck"])
+
+    def race_run(self, behaviour, race, skeleton=False, exit_code=0):
+        self.data.write_text(json.dumps(RACE_DATA))
+        return self.run_exercise(behaviour, exit_code, dict(self.fake_sanitizer(), RACE_CHECK=race), skeleton)
+
+    def test_a_sanitizer_check_passes_when_the_tool_reports_nothing(self):
+        code, result, _ = self.race_run("honest", "clean")
+        record = [c for c in result["checks"] if c["key"] == "race_free"]
+        self.assertEqual((code, result["status"], result["points"]), (0, "passed", 13.0))
+        self.assertEqual([r["status"] for r in record], ["passed"])
+
+    def test_a_reported_race_fails_the_check_and_costs_its_points(self):
+        code, result, _ = self.race_run("honest", "race")
+        record = next(c for c in result["checks"] if c["key"] == "race_free")
+        self.assertEqual((code, result["status"], result["points"]), (1, "failed", 10.0))
+        self.assertIn("Race reported", record["message"])
+        self.assertIn("reduction.cu:151", record["message"])
+
+    def test_hazards_in_the_summary_fail_the_check_whatever_the_exit_code(self):
+        code, result, _ = self.race_run("honest", "summary only")
+        record = next(c for c in result["checks"] if c["key"] == "race_free")
+        self.assertEqual((code, record["status"]), (1, "failed"))
+        self.assertIn("2 hazards displayed", record["message"])
+
+    def test_the_sanitizer_check_waits_for_right_results(self):
+        code, result, _ = self.race_run("wrong", "clean", exit_code=1)
+        record = next(c for c in result["checks"] if c["key"] == "race_free")
+        self.assertEqual((code, record["status"]), (1, "failed"))
+        self.assertIn("once the results are right", record["message"])
+        self.assertEqual(self.race_run("wrong", "clean", skeleton=True)[0], 0)  # a skeleton fails it, as it should
+
+    def test_a_skeleton_that_passes_a_sanitizer_check_fails_the_self_check(self):
+        code, _, out = self.race_run("honest", "clean", skeleton=True)
+        self.assertEqual(code, 1)
+        self.assertIn("a check that cannot fail", out)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ TEST_CASE("grading data parses, with per-architecture thresholds") {
     const CourseSpec spec = CourseSpec::parse(nlohmann::json::parse(kData), "9.0");
     const ExerciseSpec& e = spec.exercise("01_x", "add");
     CHECK(e.title == "Add");
+    CHECK(e.read == "notes/01_x.md#add");
     CHECK(e.check("speed").threshold == 0.8);
     CHECK(e.check("speed").self_timing_tolerance == 0.1);  // the rules' own
     CHECK(e.check("noisy").self_timing_tolerance == 0.25);
@@ -100,4 +101,24 @@ TEST_CASE("exercise scores") {
         CHECK(total(score_exercise(e, rules, {record("correct", CheckStatus::passed),
                                               record("speed", CheckStatus::skipped, 5)})) == 6);
     }
+}
+
+TEST_CASE("a sanitizer check: parsed with its tool, scored from its record, no hold on the speed points") {
+    nlohmann::json data = nlohmann::json::parse(kData);
+    auto& checks = data["chapters"]["01_x"]["exercises"]["add"]["checks"];
+    checks["race_free"] = {{"points", 3}, {"kind", "sanitizer"}, {"tool", "racecheck"}};
+    const CourseSpec spec = CourseSpec::parse(data, "9.0");
+    const ExerciseSpec& e = spec.exercise("01_x", "add");
+    CHECK(e.check("race_free").kind == CheckKind::sanitizer);
+    CHECK(e.check("race_free").tool == "racecheck");
+    const CheckRecord correct = record("correct", CheckStatus::passed), fast = record("speed", CheckStatus::passed, 1.0);
+    // The grader itself records nothing for it: the runner adds the record afterwards.
+    CHECK(total(score_exercise(e, spec.rules(), {correct, fast})) == 10);
+    CHECK(total(score_exercise(e, spec.rules(), {correct, fast, record("race_free", CheckStatus::passed)})) == 13);
+    CHECK(total(score_exercise(e, spec.rules(), {correct, fast, record("race_free", CheckStatus::failed)})) == 10);
+
+    checks["race_free"]["tool"] = "leakcheck";
+    CHECK_THROWS_WITH_AS(CourseSpec::parse(data, "9.0"), doctest::Contains("tool must be"), std::runtime_error);
+    checks["race_free"]["kind"] = "vibes";
+    CHECK_THROWS_WITH_AS(CourseSpec::parse(data, "9.0"), doctest::Contains("kind must be"), std::runtime_error);
 }

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "results.h"
 #include "spec.h"
 #include "timing.h"
+#include "witness.h"
 
 namespace grade {
 
@@ -47,6 +49,10 @@ bool check(const std::string& key, const std::string& label, const Comparison& c
 // How long a LegacyStreamGate stays shut at most: longer than any graded call takes. 0 (no gate)
 // under compute-sanitizer.
 double gate_limit_ms();
+
+// A Witness of what the code graded runs (see witness.h), opened now; none under compute-sanitizer,
+// which instruments the same calls. Open it before a LegacyStreamGate: opening waits for the device.
+std::unique_ptr<Witness> open_witness();
 
 // A check that cannot run here (under compute-sanitizer, say): recorded as skipped, no points.
 void skip(const std::string& key, const std::string& label, const std::string& why);

@@ -1,6 +1,7 @@
 // Points from check records. Host-only: tested without a GPU.
 //
-// A correctness check earns its points when every record of it passed. A speed check earns
+// A correctness or sanitizer check earns its points when every record of it passed (a sanitizer
+// check's one record is added by grader/run_exercise.py, after the grader). A speed check earns
 // nothing unless every correctness check of the exercise earned its points; then full points at
 // or above the threshold, and below it a straight line from zero at `partial_credit_from` of the
 // threshold up to full points at the threshold.

@@ -58,9 +58,17 @@ CourseSpec CourseSpec::parse(const json& data, const std::string& cc) {
                             throw std::runtime_error("check " + chapter + "/" + id + "/" + key + ": threshold " +
                                                      std::to_string(check.threshold) + " leaves the reference less "
                                                      "than its margin (threshold x reference_margin must be <= 1)");
+                    } else if (kind == "sanitizer") {
+                        check.kind = CheckKind::sanitizer;
+                        check.tool = c.at("tool").get<std::string>();
+                        if (check.tool != "memcheck" && check.tool != "racecheck" && check.tool != "synccheck" &&
+                            check.tool != "initcheck")
+                            throw std::runtime_error("check " + chapter + "/" + id + "/" + key +
+                                                     ": tool must be memcheck, racecheck, synccheck or initcheck, not " +
+                                                     check.tool);
                     } else if (kind != "correctness") {
                         throw std::runtime_error("check " + chapter + "/" + id + "/" + key +
-                                                 ": kind must be correctness or speed, not " + kind);
+                                                 ": kind must be correctness, speed or sanitizer, not " + kind);
                     }
                     e.checks[key] = check;
                 }

@@ -8,7 +8,9 @@
 
 namespace grade {
 
-enum class CheckKind { correctness, speed };
+// correctness: right or wrong; speed: a ratio against the reference; sanitizer: the exercise runs
+// again under a compute-sanitizer tool (grader/run_exercise.py runs it and records the check).
+enum class CheckKind { correctness, speed, sanitizer };
 
 struct CheckSpec {
     std::string key;
@@ -21,6 +23,8 @@ struct CheckSpec {
     // How far from 1 the reference timed against itself may measure (the self-check); the rules'
     // value unless the check sets its own.
     double self_timing_tolerance = 0;
+    // Sanitizer checks: the compute-sanitizer tool, e.g. "racecheck".
+    std::string tool;
 };
 
 struct ExerciseSpec {

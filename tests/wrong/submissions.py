@@ -35,6 +35,22 @@ SUBMISSIONS = {
         "why": "lets the column one past the edge through",
         "edits": [("if (x >= width || y >= height) return;", "if (x > width || y >= height) return;")],
     },
+    "01_grid_stride_sized_to_n": {
+        "chapter": "01_runtime", "exercise": "thread_indexing", "check": "grid_stride",
+        "why": "launches enough blocks to cover n instead of the grid it is given (the loop then runs once)",
+        "edits": [("visit_grid_stride_kernel<<<blocks, threads>>>(visits, n);",
+                   "visit_grid_stride_kernel<<<(n + threads - 1) / threads, threads>>>(visits, n);")],
+    },
+    "01_one_dimensional_blocks": {
+        "chapter": "01_runtime", "exercise": "thread_indexing", "check": "grid_2d",
+        "why": "covers the array with a 2D grid of 1D blocks (256 x 1)",
+        "edits": [("const dim3 block(32, 8);", "const dim3 block(256, 1);")],
+    },
+    "01_timing_made_up": {
+        "chapter": "01_runtime", "exercise": "event_timing", "check": "agrees",
+        "why": "waits for the work, then returns 2 ms whatever it measured",
+        "edits": [("    CHECK(cudaEventDestroy(stop));\n    return ms;", "    CHECK(cudaEventDestroy(stop));\n    return 2.0f + 0 * ms;")],
+    },
     # Casual cheats: none may change the grade.
     "01_exits_early": {
         "chapter": "01_runtime", "exercise": "vector_add", "check": "correct",
@@ -95,6 +111,30 @@ SUBMISSIONS = {
                    "    cached_in = in;\n    cached_sum = reduce_complete_unroll(in, n, scratch, stream);\n"
                    "    return cached_sum;\n    static const unsigned gpu_blocks = blocks_filling_the_gpu();")],
     },
+    "03_last_warp_without_syncwarp": {
+        "chapter": "03_reduction", "exercise": "last_warp", "check": "race_free",
+        "why": "drops the __syncwarp of the last warp's levels: right sums while the warp runs converged, a race",
+        "edits": [("        __syncwarp();\n        values[tid] = sum;\n        __syncwarp();\n", "        values[tid] = sum;\n")],
+    },
+    "03_last_warp_is_step_3": {
+        "chapter": "03_reduction", "exercise": "last_warp", "check": "correct",
+        "why": "runs step 3's kernel for step 4",
+        "edits": [("    return reduce_in_passes<last_warp_unrolled>(in, n, scratch, kThreads * kUnroll, stream);",
+                   "    return reduce_unrolled4(in, n, scratch, stream);")],
+    },
+    "03_shuffle_by_cub": {
+        "chapter": "03_reduction", "exercise": "shuffle", "check": "correct",
+        "why": "lets cub::DeviceReduce::Sum do step 6",
+        "edits": [('#include "check.h"\n', '#include "check.h"\n#include <cub/cub.cuh>\n'),
+                  ("int reduce_shuffle(const int* in, size_t n, int* scratch, cudaStream_t stream) {\n",
+                   "int reduce_shuffle(const int* in, size_t n, int* scratch, cudaStream_t stream) {\n"
+                   "    {\n        size_t bytes = 0;\n"
+                   "        CHECK(cub::DeviceReduce::Sum(nullptr, bytes, in, scratch, static_cast<int>(n), stream));\n"
+                   "        CHECK(cub::DeviceReduce::Sum(scratch + 64, bytes, in, scratch, static_cast<int>(n), stream));\n"
+                   "        int sum = 0;\n"
+                   "        CHECK(cudaMemcpyAsync(&sum, scratch, sizeof(int), cudaMemcpyDeviceToHost, stream));\n"
+                   "        CHECK(cudaStreamSynchronize(stream));\n        return sum;\n    }\n")],
+    },
     # ---- 04_streams ---------------------------------------------------------------------------
     "04_one_stream_for_every_chunk": {
         "chapter": "04_streams", "exercise": "overlap_depth_first", "check": "speed",
@@ -108,6 +148,27 @@ SUBMISSIONS = {
         "chapter": "04_streams", "exercise": "event_dependency", "check": "host_free",
         "why": "synchronizes the producer's stream on the host instead of making the consumer wait",
         "edits": [("    CHECK(cudaStreamWaitEvent(consumer, produced, 0));", "    CHECK(cudaStreamSynchronize(producer));")],
+    },
+    "04_dependency_on_one_stream": {
+        "chapter": "04_streams", "exercise": "event_dependency", "check": "data",
+        "why": "runs the producer on the consumer's stream: right data, but no dependency between two streams",
+        "edits": [("    launch_produce(in, mid, n, producer);", "    launch_produce(in, mid, n, consumer);")],
+    },
+    "04_breadth_first_issued_depth_first": {
+        "chapter": "04_streams", "exercise": "overlap_breadth_first", "check": "correct",
+        "why": "issues the breadth-first pipeline in depth-first order",
+        "edits": [("    for (int k = 0; k < streams; ++k) stages.copy_in(c[k].offset, c[k].count, s[k]);\n"
+                   "    for (int k = 0; k < streams; ++k) stages.compute(c[k].offset, c[k].count, s[k]);\n"
+                   "    for (int k = 0; k < streams; ++k) stages.copy_out(c[k].offset, c[k].count, s[k]);\n",
+                   "    for (int k = 0; k < streams; ++k) {\n        stages.copy_in(c[k].offset, c[k].count, s[k]);\n"
+                   "        stages.compute(c[k].offset, c[k].count, s[k]);\n"
+                   "        stages.copy_out(c[k].offset, c[k].count, s[k]);\n    }\n")],
+    },
+    "04_host_waits_every_round": {
+        "chapter": "04_streams", "exercise": "host_callback", "check": "order",
+        "why": "waits for the stream after every round",
+        "edits": [("        CHECK(cudaLaunchHostFunc(stream, report_sum, &contexts[r]));\n",
+                   "        CHECK(cudaLaunchHostFunc(stream, report_sum, &contexts[r]));\n        CHECK(cudaStreamSynchronize(stream));\n")],
     },
     "04_pdl_without_the_attribute": {
         "chapter": "04_streams", "exercise": "pdl", "check": "speed",
@@ -130,6 +191,30 @@ SUBMISSIONS = {
         "edits": [("void run_with_graph(unsigned* data, int n, int steps, cudaStream_t stream) {\n",
                    "void run_with_graph(unsigned* data, int n, int steps, cudaStream_t stream) {\n"
                    "    run_sync_each_step(data, n, steps, stream);\n    return;\n")],
+    },
+    "07_diamond_captured_not_built": {
+        "chapter": "07_graphs", "exercise": "explicit_diamond", "check": "shape",
+        "why": "captures the diamond from streams where it must be built node by node",
+        "edits": [("cudaGraph_t build_diamond(const DiamondBuffers& b) {\n",
+                   "cudaGraph_t build_diamond(const DiamondBuffers& b) {\n    {\n        cudaStream_t s;\n"
+                   "        CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));\n"
+                   "        cudaGraph_t captured = capture_diamond(b, s);\n        CHECK(cudaStreamDestroy(s));\n"
+                   "        return captured;\n    }\n")],
+    },
+    "07_capture_built_by_hand": {
+        "chapter": "07_graphs", "exercise": "cross_stream_capture", "check": "shape",
+        "why": "builds the diamond node by node where it must be captured",
+        "edits": [("cudaGraph_t capture_diamond(const DiamondBuffers& b, cudaStream_t stream) {\n",
+                   "cudaGraph_t capture_diamond(const DiamondBuffers& b, cudaStream_t stream) {\n"
+                   "    if (stream != nullptr) return build_diamond(b);\n")],
+    },
+    "07_window_assumes_the_largest_set_aside": {
+        "chapter": "07_graphs", "exercise": "access_policy_window", "check": "window",
+        "why": "takes the set-aside to be its maximum instead of reading the limit in force",
+        "edits": [("    CHECK(cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize));",
+                   "    int largest = 0;\n"
+                   "    CHECK(cudaDeviceGetAttribute(&largest, cudaDevAttrMaxPersistingL2CacheSize, device));\n"
+                   "    set_aside = static_cast<size_t>(largest);")],
     },
     "07_update_by_instantiating_again": {
         "chapter": "07_graphs", "exercise": "update_exec", "check": "results",
