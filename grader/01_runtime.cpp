@@ -267,6 +267,7 @@ TEST_CASE("vector_add") {
 TEST_CASE("event_timing") {
     Stream stream;  // non-blocking: events recorded on the legacy default stream would not bracket its work
     DeviceBuffer<int> done(1);
+    done.fill_bytes(0);
     // Work of a different length for every call, drawn from the seed: a function that returns a
     // number it did not measure cannot agree with all of them.
     const int calls = 5;

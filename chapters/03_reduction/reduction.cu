@@ -9,7 +9,7 @@
 //   3. four loads per thread before the tree                 (unrolling the data)
 //   4. the last warp unrolled, with __syncwarp               (unrolling the tree's tail)
 //   5. the whole tree unrolled, the block size a template parameter
-//   6. warp shuffles, 16-byte loads, a grid sized to the GPU (beyond the seeds)
+//   6. warp shuffles, 16-byte loads, a grid sized to the GPU (beyond the textbook steps)
 //
 // Grade it with:  ./grade 03_reduction
 #include "03_reduction.h"
@@ -114,7 +114,7 @@ int reduce_unrolled4(const int* in, size_t n, int* scratch, cudaStream_t stream)
 
 // ---- Step 4: the last warp unrolled -----------------------------------------------------------------
 // Once 64 values are left, one warp finishes alone, without __syncthreads. Since Volta the lanes of
-// a warp are not guaranteed to run in lockstep, so the seeds' `volatile` trick is a data race: each
+// a warp are not guaranteed to run in lockstep, so the classic `volatile` trick is a data race: each
 // level reads, then __syncwarp (everyone has read), writes, then __syncwarp (everyone has written).
 // TODO: the tree's last six levels, 64 values down to 1, by the 32 threads of warp 0 alone: no
 //       __syncthreads (the other warps do not call this). Keep your running sum in a register;

@@ -113,8 +113,14 @@ SUBMISSIONS = {
     },
     "03_last_warp_without_syncwarp": {
         "chapter": "03_reduction", "exercise": "last_warp", "check": "race_free",
-        "why": "drops the __syncwarp of the last warp's levels: right sums while the warp runs converged, a race",
-        "edits": [("        __syncwarp();\n        values[tid] = sum;\n        __syncwarp();\n", "        values[tid] = sum;\n")],
+        "why": "the pre-Volta last warp: volatile shared memory and no __syncwarp. Right sums while the warp runs "
+               "converged, and a race all the same",
+        "edits": [("    int sum = values[tid];\n#pragma unroll\n    for (unsigned stride = 32; stride > 1; stride /= 2) {\n"
+                   "        sum += values[tid + stride];\n        __syncwarp();\n        values[tid] = sum;\n"
+                   "        __syncwarp();\n    }\n    return sum + values[tid + 1];",
+                   "    volatile int* v = values;\n    v[tid] += v[tid + 32];\n    v[tid] += v[tid + 16];\n"
+                   "    v[tid] += v[tid + 8];\n    v[tid] += v[tid + 4];\n    v[tid] += v[tid + 2];\n"
+                   "    v[tid] += v[tid + 1];\n    return v[tid];")],
     },
     "03_last_warp_is_step_3": {
         "chapter": "03_reduction", "exercise": "last_warp", "check": "correct",
