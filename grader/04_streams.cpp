@@ -560,12 +560,10 @@ void grade_pdl() {
     PinnedBuffer<float> out_host(out.size());
     mid.poison();
     out.poison();
-    const std::unique_ptr<Witness> witness = open_witness();
     LegacyStreamGate gate(gate_limit_ms());
     ch04::run_pairs_pdl(in.get(), mid.get(), out.get(), n, pairs, stream);
     const std::vector<float> got = out.download_on(stream, out_host);
     const bool stayed_on_stream = gate.open();
-    if (witness) witness->finish();
     const Comparison c = compare_close(expected, got, {0, 0});  // the same float operations: exact
     bool ok = check("correct", std::to_string(pairs) + " pairs", c.ok(),
                     c.message() + "\n(does the secondary read mid before cudaGridDependencySynchronize? Is every "
@@ -574,25 +572,6 @@ void grade_pdl() {
                 "run_pairs_pdl waited on the legacy default stream (cudaMemcpy, cudaDeviceSynchronize...): every "
                 "launch goes on `stream`");
     if (!ok) return;
-    // How it was done, as CUPTI saw it: two kernels per pair, and secondaries that started before
-    // their primary had ended (what a programmatic dependent launch allows).
-    if (witness) {
-        std::vector<KernelRun> kernels = witness->kernels();
-        const uint32_t id = Witness::stream_id(stream);
-        kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [&](const KernelRun& k) { return k.stream_id != id; }),
-                      kernels.end());
-        ok &= check("correct", "technique: two kernels per pair", kernels.size() == size_t(2 * pairs),
-                    std::to_string(kernels.size()) + " kernels ran on `stream` for " + std::to_string(pairs) +
-                        " pairs: a primary and a secondary each, not one kernel doing both");
-        if (!ok) return;
-        int early = 0;
-        for (int p = 0; p < pairs; ++p) early += kernels[2 * p + 1].start_ns < kernels[2 * p].end_ns;
-        ok &= check("correct", "technique: secondaries start early", 2 * early >= pairs,
-                    std::to_string(early) + " of " + std::to_string(pairs) + " secondaries started before their "
-                    "primary had ended: launch each secondary with programmaticStreamSerializationAllowed, and let "
-                    "the primary trigger it (cudaTriggerProgrammaticLaunchCompletion)");
-        if (!ok) return;
-    }
 
     // The race: one input changes before each round; every call's out must equal run_pairs's.
     DeviceBuffer<float> expected_out(out.size());
@@ -620,6 +599,33 @@ void grade_pdl() {
     trial.time_unit = "us per pair";
     trial.time_scale = 1e3 / pairs;
     check_speed("speed", trial);
+    // Last (CUPTI, once attached, slows launches down a little even when detached again), how it
+    // was done, as CUPTI saw it: two kernels per pair, and secondaries that started before their
+    // primary had ended, which stream order forbids without a programmatic dependent launch. How
+    // many do varies from run to run: up to three runs, and one early start is proof enough.
+    if (!options().sanitizer.empty()) return;
+    int early = 0;
+    size_t kernel_count = 0;
+    for (int attempt = 0; attempt < 3 && early == 0; ++attempt) {
+        const std::unique_ptr<Witness> witness = open_witness();
+        ch04::run_pairs_pdl(in.get(), mid.get(), out.get(), n, pairs, stream);
+        witness->finish();
+        std::vector<KernelRun> kernels = witness->kernels();
+        const uint32_t id = Witness::stream_id(stream);
+        kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [&](const KernelRun& k) { return k.stream_id != id; }),
+                      kernels.end());
+        kernel_count = kernels.size();
+        if (kernel_count != size_t(2 * pairs)) break;
+        for (int p = 0; p < pairs; ++p) early += kernels[2 * p + 1].start_ns < kernels[2 * p].end_ns;
+    }
+    if (!check("correct", "technique: two kernels per pair", kernel_count == size_t(2 * pairs),
+               std::to_string(kernel_count) + " kernels ran on `stream` for " + std::to_string(pairs) +
+                   " pairs: a primary and a secondary each, not one kernel doing both"))
+        return;
+    check("correct", "technique: secondaries start early", early > 0,
+          "no secondary started before its primary had ended, in three runs: launch each secondary with "
+          "programmaticStreamSerializationAllowed, and let the primary trigger it "
+          "(cudaTriggerProgrammaticLaunchCompletion)");
 }
 
 // ---- Exercise 7: asynchronous errors -------------------------------------------------------------------------------
