@@ -90,6 +90,28 @@ SUBMISSIONS = {
                    "                reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b), "
                    "reinterpret_cast<float4*>(c), n);\n")],
     },
+    "01_lowers_its_threshold": {
+        "chapter": "01_runtime", "exercise": "vector_add", "check": "speed",
+        "why": "runs its kernel three times (too slow) and lowers its speed threshold in the grader's memory, "
+               "through a copy of the harness's declarations",
+        "edits": [('#include "01_runtime.h"\n',
+                   '#include "01_runtime.h"\n#include <map>\n'
+                   'namespace grade {  // copied from grader/harness/spec.h\n'
+                   'enum class CheckKind { correctness, speed, sanitizer };\n'
+                   'struct CheckSpec { std::string key; CheckKind kind; double points; double threshold; '
+                   'std::string unit; double self_timing_tolerance; std::string tool; };\n'
+                   'struct ExerciseSpec { std::string chapter, id, title; std::string read; '
+                   'std::map<std::string, CheckSpec> checks; };\n'
+                   'const ExerciseSpec& current_exercise();\n}  // namespace grade\n'),
+                  ("        const size_t work = n / 4 + n % 4;\n",
+                   "        const size_t work = n / 4 + n % 4;\n"
+                   "        for (auto& [key, check] : const_cast<grade::ExerciseSpec&>(grade::current_exercise()).checks)\n"
+                   "            check.threshold = 0.01;\n"
+                   "        for (int again = 0; again < 2; ++again)\n"
+                   "            vector_add_float4<<<(work + threads - 1) / threads, threads, 0, stream>>>(\n"
+                   "                reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b), "
+                   "reinterpret_cast<float4*>(c), n);\n")],
+    },
     # ---- 03_reduction -------------------------------------------------------------------------
     "03_partial_tile_dropped": {
         "chapter": "03_reduction", "exercise": "unrolled4", "check": "correct",
