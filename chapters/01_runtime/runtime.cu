@@ -29,7 +29,7 @@ DeviceReport init_and_describe(int device) {
     DeviceReport r;
     // TODO: initialize the runtime on `device` (cudaInitDevice) and make it current
     //       (cudaSetDevice); then fill every field of r from cudaGetDeviceProperties and
-    //       cudaDeviceGetAttribute (cluster launch support is an attribute).
+    //       cudaDeviceGetAttribute (cluster launch: the clusterLaunch field, or its attribute).
     (void)device;
     return r;
 }
