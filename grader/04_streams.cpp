@@ -652,6 +652,84 @@ void grade_async_error() {
           "call, the file and line (streams.cu:N) and cudaErrorIllegalAddress");
 }
 
+// ---- Exercise 8: polling ------------------------------------------------------------------------------------------
+void grade_polling() {
+    DeviceBuffer<int> counter(1);
+    counter.fill_bytes(0);
+    Stream stream;
+    int steps_made = 0;
+    const auto host_step = [&] {  // 50 us of the host's own work
+        ++steps_made;
+        const auto t0 = HostClock::now();
+        while (ms_since(t0) < 0.05) {
+        }
+    };
+    const std::unique_ptr<Witness> witness = open_witness();
+    const int returned = ch04::work_while_waiting(counter.get(), stream, host_step);
+    if (witness) witness->stop_calls();
+    const bool finished = cudaStreamQuery(stream) == cudaSuccess;
+    if (witness) witness->finish();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const int ran = counter.download()[0];
+    check("correct", "the kernel ran once", ran == 1,
+          "the counter is " + std::to_string(ran) + ", expected 1: launch launch_long(counter, stream) once");
+    check("correct", "finished on return", finished,
+          "the kernel was still running when work_while_waiting returned: poll until the query says it is done");
+    check("correct", "steps counted", returned == steps_made,
+          "returned " + std::to_string(returned) + ", but host_step was called " + std::to_string(steps_made) + " times");
+    // The kernel runs 5 ms; a step takes 50 us: a loop that polls makes dozens of steps.
+    check("correct", "host work while the kernel runs", steps_made >= 10,
+          std::to_string(steps_made) + " host steps while a 5 ms kernel ran: call host_step between queries, "
+          "while the kernel runs, not once it has finished");
+    if (witness) {  // how it waited, as CUPTI saw it
+        int waits = 0, queries = 0;
+        for (const std::string& call : witness->api_calls()) {
+            waits += call == "cudaStreamSynchronize" || call == "cudaDeviceSynchronize" || call == "cudaEventSynchronize";
+            queries += call == "cudaEventQuery" || call == "cudaStreamQuery";
+        }
+        check("correct", "technique: polled, never blocked", waits == 0 && queries > 0,
+              std::to_string(queries) + " queries and " + std::to_string(waits) + " blocking waits (cudaStreamSynchronize, "
+              "cudaDeviceSynchronize, cudaEventSynchronize): ask with cudaEventQuery or cudaStreamQuery, never block");
+    }
+}
+
+// ---- Exercise 9: the per-thread default stream --------------------------------------------------------------------
+void grade_per_thread_stream() {
+    const int threads = 4;
+    DeviceBuffer<int> counters(threads);
+    counters.fill_bytes(0);
+    const std::unique_ptr<Witness> witness = open_witness();
+    ch04::run_from_threads(counters.get(), threads);
+    if (witness) witness->finish();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<int> got = counters.download();
+    std::string counts;
+    for (int c : got) counts += (counts.empty() ? "" : ", ") + std::to_string(c);
+    if (!check("correct", "each thread's kernel once", got == std::vector<int>(threads, 1),
+               "counters " + counts + ": each of the " + std::to_string(threads) + " threads launches its kernel once"))
+        return;
+    if (!witness) {
+        skip("correct", "technique", "CUPTI does not record under compute-sanitizer, which runs one kernel at a time");
+        return;
+    }
+    // As CUPTI saw it: one stream per thread, and the kernels running at the same time.
+    std::set<uint32_t> streams;
+    uint64_t last_start = 0, first_end = UINT64_MAX;
+    for (const KernelRun& k : witness->kernels()) {
+        streams.insert(k.stream_id);
+        last_start = std::max(last_start, k.start_ns);
+        first_end = std::min(first_end, k.end_ns);
+    }
+    const size_t kernels = witness->kernels().size();
+    if (!check("correct", "technique: a stream per thread", kernels == size_t(threads) && streams.size() == size_t(threads),
+               std::to_string(kernels) + " kernels ran in " + std::to_string(streams.size()) + " streams: each thread "
+               "launches into its own per-thread default stream (cudaStreamPerThread)"))
+        return;
+    check("correct", "technique: side by side", last_start < first_end,
+          "the kernels did not all run at the same time: something orders them (the legacy default stream, or a "
+          "wait between the launches)");
+}
+
 }  // namespace
 
 TEST_CASE("overlap_depth_first") {
@@ -666,3 +744,5 @@ TEST_CASE("host_callback") { grade_host_callback(); }
 TEST_CASE("priorities") { grade_priorities(); }
 TEST_CASE("pdl") { grade_pdl(); }
 TEST_CASE("async_error") { grade_async_error(); }
+TEST_CASE("polling") { grade_polling(); }
+TEST_CASE("per_thread_stream") { grade_per_thread_stream(); }

@@ -233,4 +233,22 @@ AsyncErrorReport run_with_fault(float* data, int n, cudaStream_t stream) {
     return report;
 }
 
+// ---- Exercise 8: polling instead of waiting ----------------------------------------------------------
+int work_while_waiting(int* counter, cudaStream_t stream, const std::function<void()>& host_step) {
+    // TODO: launch_long(counter, stream) and record an event after it; then, while cudaEventQuery
+    //       says cudaErrorNotReady, call host_step() and count the steps. CHECK what the last query
+    //       returned (cudaSuccess, or a real error). Return the count.
+    (void)counter, (void)stream, (void)host_step;
+    return 0;
+}
+
+// ---- Exercise 9: the per-thread default stream ------------------------------------------------------
+void run_from_threads(int* counters, int threads) {
+    // TODO: start `threads` std::threads; thread t launches launch_long(&counters[t], ...) into its
+    //       own per-thread default stream (cudaStreamPerThread) and waits for that stream. Join
+    //       them all; CHECK each thread's error in the calling thread (an exception must not
+    //       escape a std::thread).
+    (void)counters, (void)threads;
+}
+
 }  // namespace ch04

@@ -96,4 +96,16 @@ void launch_scale(float* data, int n, cudaStream_t stream);  // given
 void launch_faulty(cudaStream_t stream);                     // given
 AsyncErrorReport run_with_fault(float* data, int n, cudaStream_t stream);  // exercise 7
 
+// ---- Exercise 8: polling instead of waiting ----------------------------------------------------------
+// Launches launch_long(counter, stream), then calls host_step() again and again until the kernel
+// has finished, asking the GPU between steps without blocking (cudaEventQuery or cudaStreamQuery);
+// returns the number of host steps made. Returns once the kernel has finished.
+int work_while_waiting(int* counter, cudaStream_t stream, const std::function<void()>& host_step);  // exercise 8
+
+// ---- Exercise 9: the per-thread default stream ------------------------------------------------------
+// Starts `threads` host threads; thread t launches launch_long(&counters[t], ...) into its own
+// per-thread default stream, so that the kernels run side by side. Returns once every kernel has
+// finished and every thread has been joined.
+void run_from_threads(int* counters, int threads);  // exercise 9
+
 }  // namespace ch04

@@ -154,6 +154,13 @@ Witness::Witness() {
     }
     open_ = true;
     for (CUpti_ActivityKind kind : kKinds) CUPTI_CHECK(cuptiActivityEnable(kind));
+    recording_calls_ = true;
+}
+
+void Witness::stop_calls() {
+    if (!recording_calls_) return;
+    CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME));
+    recording_calls_ = false;
 }
 
 Witness::~Witness() {
@@ -169,7 +176,7 @@ Witness::~Witness() {
 
 void Witness::finish() {
     if (!open_) return;
-    CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME));  // before the harness's own calls
+    stop_calls();  // before the harness's own calls
     CUDA_CHECK(cudaDeviceSynchronize());
     for (CUpti_ActivityKind kind : kKinds)
         if (kind != CUPTI_ACTIVITY_KIND_RUNTIME) CUPTI_CHECK(cuptiActivityDisable(kind));

@@ -41,6 +41,10 @@ public:
     Witness(const Witness&) = delete;
     Witness& operator=(const Witness&) = delete;
 
+    // Stops recording runtime API calls (kernels and copies go on being recorded): the grader's
+    // own calls that follow are not the student's.
+    void stop_calls();
+
     // Waits for the device, stops recording and collects what was recorded.
     void finish();
 
@@ -58,6 +62,7 @@ public:
 
 private:
     bool open_ = false;
+    bool recording_calls_ = false;
     std::vector<KernelRun> kernels_;
     std::vector<CopyRun> copies_;
     std::vector<std::string> api_calls_;

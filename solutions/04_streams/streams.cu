@@ -322,4 +322,38 @@ AsyncErrorReport run_with_fault(float* data, int n, cudaStream_t stream) {
     return report;
 }
 
+// ---- Exercise 8: polling instead of waiting ----------------------------------------------------------
+// An event after the kernel, and cudaEventQuery between host steps: cudaErrorNotReady means "still
+// running", and the host goes on with its own work instead of sleeping in a synchronize call.
+int work_while_waiting(int* counter, cudaStream_t stream, const std::function<void()>& host_step) {
+    cudaEvent_t done;
+    CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    launch_long(counter, stream);
+    CHECK(cudaEventRecord(done, stream));
+    int steps = 0;
+    cudaError_t state;
+    while ((state = cudaEventQuery(done)) == cudaErrorNotReady) {
+        host_step();
+        ++steps;
+    }
+    CHECK(state);  // anything but cudaSuccess is a real error
+    CHECK(cudaEventDestroy(done));
+    return steps;
+}
+
+// ---- Exercise 9: the per-thread default stream ------------------------------------------------------
+// cudaStreamPerThread names the calling thread's own default stream: each thread's kernel goes into
+// a different stream, none of them the legacy one, so the kernels overlap.
+void run_from_threads(int* counters, int threads) {
+    std::vector<std::thread> workers;
+    std::vector<cudaError_t> errors(threads, cudaSuccess);
+    for (int t = 0; t < threads; ++t)
+        workers.emplace_back([counters, t, &errors] {
+            launch_long(&counters[t], cudaStreamPerThread);
+            errors[t] = cudaStreamSynchronize(cudaStreamPerThread);
+        });
+    for (std::thread& w : workers) w.join();
+    for (cudaError_t e : errors) CHECK(e);
+}
+
 }  // namespace ch04

@@ -212,6 +212,18 @@ SUBMISSIONS = {
                    "        throw std::runtime_error(\"cudaStreamSynchronize(stream) failed at streams.cu:1: "
                    "cudaErrorIllegalAddress\");\n    } catch")],
     },
+    "04_polling_by_synchronizing": {
+        "chapter": "04_streams", "exercise": "polling", "check": "correct",
+        "why": "waits with cudaEventSynchronize, then makes one host step",
+        "edits": [("    while ((state = cudaEventQuery(done)) == cudaErrorNotReady) {\n        host_step();\n        ++steps;\n    }\n",
+                   "    CHECK(cudaEventSynchronize(done));\n    state = cudaEventQuery(done);\n    host_step();\n    ++steps;\n")],
+    },
+    "04_threads_on_the_legacy_stream": {
+        "chapter": "04_streams", "exercise": "per_thread_stream", "check": "correct",
+        "why": "launches every thread's kernel into the legacy default stream, which runs them one after another",
+        "edits": [("            launch_long(&counters[t], cudaStreamPerThread);\n            errors[t] = cudaStreamSynchronize(cudaStreamPerThread);",
+                   "            launch_long(&counters[t], cudaStreamLegacy);\n            errors[t] = cudaStreamSynchronize(cudaStreamLegacy);")],
+    },
     # ---- 07_graphs ----------------------------------------------------------------------------
     "07_loop_without_a_graph": {
         "chapter": "07_graphs", "exercise": "capture_loop", "check": "speed",
