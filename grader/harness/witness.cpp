@@ -207,13 +207,6 @@ bool Witness::called(const std::string& function) const {
     return std::find(api_calls_.begin(), api_calls_.end(), function) != api_calls_.end();
 }
 
-std::vector<KernelRun> Witness::kernels_named(const std::string& part) const {
-    std::vector<KernelRun> found;
-    for (const KernelRun& k : kernels_)
-        if (k.name.find(part) != std::string::npos) found.push_back(k);
-    return found;
-}
-
 uint32_t Witness::stream_id(cudaStream_t stream) {
     uint32_t id = 0;
     CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, reinterpret_cast<CUstream>(stream), 0, &id));

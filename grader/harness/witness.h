@@ -50,12 +50,10 @@ public:
 
     // The kernels that ran, in the order they started, the harness's own left out.
     const std::vector<KernelRun>& kernels() const { return kernels_; }
-    const std::vector<CopyRun>& copies() const { return copies_; }
+    const std::vector<CopyRun>& copies() const { return copies_; }  // for chapter 02 (pinned or pageable)
     // Runtime API functions called, in order, without their version suffix ("cudaGraphLaunch").
     const std::vector<std::string>& api_calls() const { return api_calls_; }
     bool called(const std::string& function) const;
-    // The kernels whose name contains `part`.
-    std::vector<KernelRun> kernels_named(const std::string& part) const;
 
     // CUPTI's id for a stream, as KernelRun::stream_id and CopyRun::stream_id give it.
     static uint32_t stream_id(cudaStream_t stream);
