@@ -154,12 +154,17 @@ def markdown(chapters, title):
                     out += [f"Timeline {t.get('title', '')}: {len(ops)} operations on "
                             f"{max(op['stream'] for op in ops) + 1} streams over {max(op['end_ms'] for op in ops):.2f} ms "
                             "(drawn in report.html).", ""]
-            if ex.get("checks"):
-                out += ["| check | case | status | measured | message |", "|---|---|---|---|---|"]
-                for c in ex["checks"]:
+            shown, passed = split_checks(ex.get("checks", []))
+            def rows(checks):
+                lines = ["| check | case | status | measured | message |", "|---|---|---|---|---|"]
+                for c in checks:
                     msg = c.get("message", "").replace("\n", "<br>").replace("|", "\\|")
-                    out.append(f"| {c['key']} | {c.get('label', '')} | {c['status']} | {check_value(c)} | {msg} |")
-                out.append("")
+                    lines.append(f"| {c['key']} | {c.get('label', '')} | {c['status']} | {check_value(c)} | {msg} |")
+                return lines + [""]
+            if shown:
+                out += rows(shown)
+            if passed:  # folded: GitHub and most Markdown viewers open it on a click
+                out += [f"<details><summary>{passed_summary(passed)}</summary>", ""] + rows(passed) + ["</details>", ""]
             if ex["status"] != "passed" and ex.get("read"):
                 out += [f"Read: `{ex['read']}`", ""]
             if ex.get("seed") is not None and ex["status"] not in ("not run", "build error", "skipped"):
@@ -184,6 +189,21 @@ td.msg { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size:
 
 def status_class(status):
     return "passed" if status == "passed" else "skipped" if status in ("skipped", "not run") else "bad"
+
+
+def split_checks(checks):
+    """The checks to show, failures first, then skips; and the passed ones, folded into one line."""
+    shown = [c for c in checks if c["status"] == "failed"] + [c for c in checks if c["status"] not in ("failed", "passed")]
+    return shown, [c for c in checks if c["status"] == "passed"]
+
+
+def passed_summary(passed):
+    """"12 checks passed (correct 11, speed 1)"."""
+    counts = {}
+    for c in passed:
+        counts[c["key"]] = counts.get(c["key"], 0) + 1
+    parts = ", ".join(f"{key} {n}" for key, n in counts.items())
+    return f"{len(passed)} check{'s' if len(passed) != 1 else ''} passed ({parts})"
 
 
 def speed_bars(checks):
@@ -297,13 +317,18 @@ def html_report(chapters, title):
                 body.append(f"<p>{e(ex['message'])}</p>")
             body.append(speed_bars(ex.get("checks", [])))
             body += [timeline_svg(t) for t in ex.get("timelines", [])]
-            if ex.get("checks"):
-                body.append("<table><tr><th>check</th><th>case</th><th>status</th><th>measured</th><th>message</th></tr>")
-                for c in ex["checks"]:
-                    body.append(f"<tr><td>{e(c['key'])}</td><td>{e(c.get('label', ''))}</td>"
+            shown, passed = split_checks(ex.get("checks", []))
+            def table(checks):
+                rows = ["<table><tr><th>check</th><th>case</th><th>status</th><th>measured</th><th>message</th></tr>"]
+                for c in checks:
+                    rows.append(f"<tr><td>{e(c['key'])}</td><td>{e(c.get('label', ''))}</td>"
                                 f"<td class='{status_class(c['status'])}'>{e(c['status'])}</td>"
                                 f"<td>{e(check_value(c))}</td><td class='msg'>{e(c.get('message', ''))}</td></tr>")
-                body.append("</table>")
+                return "".join(rows) + "</table>"
+            if shown:
+                body.append(table(shown))
+            if passed:  # one line that opens on a click
+                body.append(f"<details><summary class='passed'>{e(passed_summary(passed))}</summary>{table(passed)}</details>")
             if ex["status"] != "passed" and ex.get("read"):
                 body.append(f"<p>Read: <code>{e(ex['read'])}</code></p>")
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}</title>"

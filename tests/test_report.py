@@ -119,6 +119,18 @@ class ReportTest(unittest.TestCase):
         self.assertEqual([columns for columns, _ in tables], [["GB/s"], ["us per call", "us per build"]])
         self.assertEqual([title for title, _ in tables[0][1]], ["step 1", "step 2"])
 
+    def test_failures_first_and_passed_checks_folded_into_one_line(self):
+        md, page, _ = self.build()
+        add_md = md[md.index("### add"):md.index("### hang")]
+        self.assertLess(add_md.index("| speed |"), add_md.index("<details><summary>1 check passed (correct 1)</summary>"))
+        add_html = page[page.index("id='01_a-add'"):page.index("id='01_a-hang'")]
+        failed, folded = add_html.index("<td class='bad'>failed</td>"), add_html.index("<details>")
+        self.assertLess(failed, folded)
+        self.assertIn("1 check passed (correct 1)</summary>", add_html)
+        self.assertIn(">n=1</td>", add_html[folded:])  # the passed row sits inside the fold
+        self.assertEqual(report.passed_summary([{"key": "correct"}] * 20 + [{"key": "speed"}]),
+                         "21 checks passed (correct 20, speed 1)")
+
     def test_gradescope_results(self):
         _, _, gs = self.build()
         self.assertAlmostEqual(gs["score"], 13.3)
