@@ -131,6 +131,12 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(report.passed_summary([{"key": "correct"}] * 20 + [{"key": "speed"}]),
                          "21 checks passed (correct 20, speed 1)")
 
+    def test_an_exercise_skipped_here_counts_in_neither_points_nor_maximum(self):
+        chapters = [{"exercises": [{"status": "passed", "points": 5, "max_points": 5},
+                                   {"status": "skipped", "points": 0, "max_points": 20},
+                                   {"status": "failed", "points": 1, "max_points": 10}]}]
+        self.assertEqual(report.totals(chapters), (6, 15))
+
     def test_gradescope_results(self):
         _, _, gs = self.build()
         self.assertAlmostEqual(gs["score"], 13.3)
