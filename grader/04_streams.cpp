@@ -32,6 +32,10 @@ std::string fixed(double value, int digits = 2) {
     return s.str();
 }
 
+// The calls with which the host blocks until GPU work is done.
+const std::initializer_list<const char*> kBlockingWaits = {"cudaStreamSynchronize", "cudaDeviceSynchronize",
+                                                           "cudaEventSynchronize"};
+
 cudaDeviceProp device_properties() {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -437,11 +441,8 @@ void grade_host_callback() {
     ch04::report_rounds(device.get(), host.get(), n, rounds, stream, &reports);
     if (witness) {
         witness->finish();
-        int host_functions = 0, waits = 0;
-        for (const std::string& call : witness->api_calls()) {
-            host_functions += call == "cudaLaunchHostFunc";
-            waits += call == "cudaStreamSynchronize" || call == "cudaDeviceSynchronize" || call == "cudaEventSynchronize";
-        }
+        const int host_functions = witness->calls_to({"cudaLaunchHostFunc"});
+        const int waits = witness->calls_to(kBlockingWaits);
         check("order", "technique: host functions in the stream", host_functions == rounds,
               std::to_string(host_functions) + " calls to cudaLaunchHostFunc for " + std::to_string(rounds) +
                   " rounds: each round's report goes into the stream");
@@ -682,11 +683,8 @@ void grade_polling() {
           std::to_string(steps_made) + " host steps while a 5 ms kernel ran: call host_step between queries, "
           "while the kernel runs, not once it has finished");
     if (witness) {  // how it waited, as CUPTI saw it
-        int waits = 0, queries = 0;
-        for (const std::string& call : witness->api_calls()) {
-            waits += call == "cudaStreamSynchronize" || call == "cudaDeviceSynchronize" || call == "cudaEventSynchronize";
-            queries += call == "cudaEventQuery" || call == "cudaStreamQuery";
-        }
+        const int waits = witness->calls_to(kBlockingWaits);
+        const int queries = witness->calls_to({"cudaEventQuery", "cudaStreamQuery"});
         check("correct", "technique: polled, never blocked", waits == 0 && queries > 0,
               std::to_string(queries) + " queries and " + std::to_string(waits) + " blocking waits (cudaStreamSynchronize, "
               "cudaDeviceSynchronize, cudaEventSynchronize): ask with cudaEventQuery or cudaStreamQuery, never block");

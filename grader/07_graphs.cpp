@@ -129,6 +129,9 @@ struct GraphView {
 // ---- Exercise 1: the short-kernel loop ------------------------------------------------------------
 using Loop = void (*)(unsigned* data, int n, int steps, cudaStream_t stream);
 
+// The calls that begin a stream capture.
+const std::initializer_list<const char*> kBeginCapture = {"cudaStreamBeginCapture", "cudaStreamBeginCaptureToGraph"};
+
 std::vector<uint32_t> advance_on_cpu(std::vector<uint32_t> x, int steps) {
     for (int s = 0; s < steps; ++s)
         for (int k = 0; k < ch07::kKernelsPerStep; ++k)
@@ -213,11 +216,12 @@ void grade_capture_loop() {
     bool stayed_on_stream = true;
     run_loop(ch07::run_with_graph, 1000, 3, stream, stayed_on_stream);
     witness->finish();
-    const bool captured = witness->called("cudaStreamBeginCapture") || witness->called("cudaStreamBeginCaptureToGraph");
+    const bool captured = witness->calls_to(kBeginCapture) > 0;
+    const bool launched = witness->calls_to({"cudaGraphLaunch"}) > 0;
     int outside = 0;
     for (const KernelRun& k : witness->kernels()) outside += !k.in_graph;
-    check("correct", "technique: captured and launched as a graph", captured && witness->called("cudaGraphLaunch") && outside == 0,
-          std::string(captured ? "" : "no stream capture began; ") + (witness->called("cudaGraphLaunch") ? "" : "no graph was launched; ") +
+    check("correct", "technique: captured and launched as a graph", captured && launched && outside == 0,
+          std::string(captured ? "" : "no stream capture began; ") + (launched ? "" : "no graph was launched; ") +
               std::to_string(outside) + " kernels ran outside a graph: capture the step's launches (cudaStreamBeginCapture "
               "... cudaStreamEndCapture), instantiate, and launch the graph");
 }
@@ -329,8 +333,7 @@ void grade_diamond(const MakeDiamond& make, bool captured) {
         Graph own(make(d.buffers(), stream));
         if (witness) {  // how the graph was made, as CUPTI saw it
             witness->finish();
-            const bool captured_it = witness->called("cudaStreamBeginCapture") ||
-                                     witness->called("cudaStreamBeginCaptureToGraph");
+            const bool captured_it = witness->calls_to(kBeginCapture) > 0;
             int nodes_added = 0;
             for (const std::string& call : witness->api_calls())
                 nodes_added += call.rfind("cudaGraphAdd", 0) == 0 && call != "cudaGraphAddDependencies";

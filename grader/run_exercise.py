@@ -46,6 +46,11 @@ def speed_points(value, threshold, points, start):
     return points * min(max((value / threshold - start) / (1 - start), 0.0), 1.0)
 
 
+def correctness_keys(spec):
+    """The exercise's correctness checks (not speed, not sanitizer)."""
+    return [k for k, c in spec["checks"].items() if c.get("kind", "correctness") == "correctness"]
+
+
 def score(spec, scoring, checks, compute_capability):
     """Points per check, as grader/harness/scoring.cpp computes them."""
     def records(key):
@@ -54,7 +59,7 @@ def score(spec, scoring, checks, compute_capability):
     def all_passed(rs):
         return bool(rs) and all(r.get("status") == "passed" for r in rs)
 
-    correct = all(all_passed(records(k)) for k, c in spec["checks"].items() if c.get("kind", "correctness") == "correctness")
+    correct = all(all_passed(records(k)) for k in correctness_keys(spec))
     scores = {}
     for key, check in spec["checks"].items():
         rs = records(key)
@@ -130,7 +135,7 @@ def sanitizer_record(key, check, command, spec, chapter, exercise):
         code, token, output = run_with_token(sanitizer_command(argv, tool), capture=True)
         results = base.with_name(base.name + "-" + tool) / chapter / f"{exercise}.json"
         result = json.loads(results.read_text()) if results.exists() else {}
-    correctness = [k for k, c in spec["checks"].items() if c.get("kind", "correctness") == "correctness"]
+    correctness = correctness_keys(spec)
     records = [c for c in result.get("checks", []) if c.get("key") in correctness and c.get("status") != "skipped"]
     lines = [line.strip("= ").strip() for line in output.splitlines() if line.startswith("=========")]
     # "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)", "ERROR SUMMARY: 0 errors"
@@ -155,7 +160,7 @@ def sanitizer_record(key, check, command, spec, chapter, exercise):
 def add_sanitizer_checks(result, command, spec, data):
     """Adds the exercise's sanitizer checks to its results; returns the records added."""
     added = []
-    correctness = [k for k, c in spec["checks"].items() if c.get("kind", "correctness") == "correctness"]
+    correctness = correctness_keys(spec)
     right = all(r.get("status") == "passed" for r in result.get("checks", []) if r.get("key") in correctness)
     for key, check in spec["checks"].items():
         if check.get("kind") != "sanitizer":

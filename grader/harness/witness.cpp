@@ -198,13 +198,16 @@ void Witness::finish() {
     std::stable_sort(kernels_.begin(), kernels_.end(),
                      [](const KernelRun& a, const KernelRun& b) { return a.start_ns < b.start_ns; });
     // Detach CUPTI from the process: left attached, it slows every later launch down (graph
-    // launches by some 40% on an H100), and timed work follows. The next witness attaches again.
+    // launches took 2.0-2.5 us per kernel instead of 1.8-1.9 on an H100), and timed work follows. The next witness attaches again.
     CUPTI_CHECK(cuptiFinalize());
     c.registered = false;
 }
 
-bool Witness::called(const std::string& function) const {
-    return std::find(api_calls_.begin(), api_calls_.end(), function) != api_calls_.end();
+int Witness::calls_to(std::initializer_list<const char*> functions) const {
+    int count = 0;
+    for (const std::string& call : api_calls_)
+        for (const char* f : functions) count += call == f;
+    return count;
 }
 
 uint32_t Witness::stream_id(cudaStream_t stream) {

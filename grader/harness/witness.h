@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,8 @@ public:
     const std::vector<CopyRun>& copies() const { return copies_; }  // for chapter 02 (pinned or pageable)
     // Runtime API functions called, in order, without their version suffix ("cudaGraphLaunch").
     const std::vector<std::string>& api_calls() const { return api_calls_; }
-    bool called(const std::string& function) const;
+    // How many calls were made to any of `functions`.
+    int calls_to(std::initializer_list<const char*> functions) const;
 
     // CUPTI's id for a stream, as KernelRun::stream_id and CopyRun::stream_id give it.
     static uint32_t stream_id(cudaStream_t stream);
