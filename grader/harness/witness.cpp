@@ -92,6 +92,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
             run.grid[0] = k->gridX, run.grid[1] = k->gridY, run.grid[2] = k->gridZ;
             run.block[0] = k->blockX, run.block[1] = k->blockY, run.block[2] = k->blockZ;
             run.cluster[0] = k->clusterX, run.cluster[1] = k->clusterY, run.cluster[2] = k->clusterZ;
+            run.static_shared_bytes = k->staticSharedMemory;
+            run.dynamic_shared_bytes = k->dynamicSharedMemory;
             run.stream_id = k->streamId;
             run.start_ns = k->start;
             run.end_ns = k->end;

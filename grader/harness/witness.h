@@ -16,6 +16,7 @@ namespace grade {
 struct KernelRun {
     std::string name;  // demangled, e.g. "void ch03::unrolled4(int const*, int*, unsigned int)"
     unsigned grid[3] = {}, block[3] = {}, cluster[3] = {};
+    int static_shared_bytes = 0, dynamic_shared_bytes = 0;  // shared memory per block
     uint32_t stream_id = 0;             // see Witness::stream_id
     uint64_t start_ns = 0, end_ns = 0;  // on the GPU's clock
     bool in_graph = false;              // ran as a node of a graph

@@ -224,6 +224,62 @@ SUBMISSIONS = {
         "edits": [("            launch_long(&counters[t], cudaStreamPerThread);\n            errors[t] = cudaStreamSynchronize(cudaStreamPerThread);",
                    "            launch_long(&counters[t], cudaStreamLegacy);\n            errors[t] = cudaStreamSynchronize(cudaStreamLegacy);")],
     },
+    # ---- 06_clusters ---------------------------------------------------------------------------
+    "06_grid_not_rounded_to_clusters": {
+        "chapter": "06_clusters", "exercise": "cluster_launch", "check": "compile_time",
+        "why": "launches one block per record, a grid that is not a whole number of clusters",
+        "edits": [("const dim3 grid(round_up(blocks_x, 2), round_up(blocks_y, 2));", "const dim3 grid(blocks_x, blocks_y);")],
+    },
+    "06_run_time_shape_fixed": {
+        "chapter": "06_clusters", "exercise": "cluster_launch", "check": "run_time",
+        "why": "launches the kernel fixed at 2 x 2 blocks whatever shape it is asked for",
+        "edits": [("CHECK(cudaLaunchKernelEx(&launch.config, record_clusters, records, blocks_x, blocks_y));",
+                   "record_compile_time_clusters(records, blocks_x, blocks_y, stream);")],
+    },
+    "06_occupancy_guessed": {
+        "chapter": "06_clusters", "exercise": "cluster_occupancy", "check": "fits",
+        "why": "divides the SMs by the cluster size instead of asking the runtime",
+        "edits": [("    CHECK(cudaOccupancyMaxActiveClusters(&clusters, histogram_in_clusters, &launch.config));",
+                   "    int device = 0, sms = 0;\n    CHECK(cudaGetDevice(&device));\n"
+                   "    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));\n"
+                   "    clusters = sms / cluster_size;")],
+    },
+    "06_histogram_in_global_memory": {
+        "chapter": "06_clusters", "exercise": "histogram", "check": "speed",
+        "why": "counts with global atomics behind a cluster-shaped launch of the right size",
+        "edits": [("        atomicAdd(cluster.map_shared_rank(counters, bin / slice) + bin % slice, 1);",
+                   "        atomicAdd(bins + bin, 1);"),
+                  ("        if (counters[i] != 0) atomicAdd(&my_bins[i], counters[i]);", "        (void)my_bins;")],
+    },
+    "06_histogram_fixed_grid": {
+        "chapter": "06_clusters", "exercise": "histogram", "check": "correct",
+        "why": "launches a fixed number of clusters instead of as many as fit",
+        "edits": [("    const int clusters = clusters_that_fit(cluster_size, threads);",
+                   "    allow_cluster_shape(cluster_size);\n    const int clusters = 32;")],
+    },
+    "06_diffusion_step_by_step": {
+        "chapter": "06_clusters", "exercise": "halo_exchange", "check": "correct",
+        "why": "runs the given step-by-step version: one launch per step through global memory",
+        "edits": [("    diffuse_rods<<<rods * kRodBlocks, kDiffusionThreads, 0, stream>>>(in, out, steps, alpha);",
+                   "    diffuse_step_by_step(in, out, scratch, rods, steps, alpha, stream);\n    return;")],
+    },
+    "06_diffusion_one_edge_buffer": {
+        "chapter": "06_clusters", "exercise": "halo_exchange", "check": "correct",
+        "why": "publishes every step's edges in the same buffer: a step's writes race the step before's reads",
+        "edits": [("        float* now = edges[s % 2];", "        float* now = edges[0];")],
+    },
+    "06_publish_relaxed": {
+        "chapter": "06_clusters", "exercise": "publish", "check": "received",
+        "why": "announces and waits with relaxed atomics: no release, no acquire",
+        "edits": [("while (flag.load(cuda::memory_order_acquire) < wanted)", "while (flag.load(cuda::memory_order_relaxed) < wanted)"),
+                  ("(producer ? sent : read).store(m + 1, cuda::memory_order_release);",
+                   "(producer ? sent : read).store(m + 1, cuda::memory_order_relaxed);")],
+    },
+    "06_publish_without_waiting": {
+        "chapter": "06_clusters", "exercise": "publish", "check": "received",
+        "why": "the producer writes the next message without waiting for the last one to be read",
+        "edits": [("            const unsigned wanted = producer ? m : m + 1;", "            const unsigned wanted = producer ? 0 : m + 1;")],
+    },
     # ---- 07_graphs ----------------------------------------------------------------------------
     "07_loop_without_a_graph": {
         "chapter": "07_graphs", "exercise": "capture_loop", "check": "speed",
