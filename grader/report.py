@@ -185,6 +185,7 @@ th { background: #f3f3f3; }
 .skipped { color: #777; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; white-space: pre-wrap; }
 td.msg { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.85em; }
+div.wide { overflow-x: auto; }
 """
 
 
@@ -228,6 +229,43 @@ def speed_bars(checks):
         parts.append(f'<text x="{x(c["value"]) + 4:.1f}" y="{y + 18}" font-size="12">{fmt(c["value"])} '
                      f'{html.escape(c.get("unit", ""))} (threshold {fmt(c["threshold"])})</text>')
     parts.append("</svg>")
+    return "".join(parts)
+
+
+def contenders(check):
+    """A speed check's race, side by side: your figure and those of the reference and the baselines in
+    the same measure ("ms", "GB/s", "us per kernel"...), as (name, value). The first figure is yours;
+    the others are named "<contender> <measure>"."""
+    figures = [f for f in check.get("figures", []) if f.get("value") is not None]
+    if not figures:
+        return []
+    measure = figures[0]["name"]
+    rows = [("yours", figures[0]["value"])]
+    rows += [(f["name"][:-len(measure) - 1], f["value"]) for f in figures[1:] if f["name"].endswith(" " + measure)]
+    return rows if len(rows) > 1 else []
+
+
+def contenders_svg(checks):
+    """For each speed check, a bar per contender of its race: where yours stands among the reference
+    and the baselines the chapter teaches."""
+    parts = []
+    for c in checks:
+        rows = contenders(c)
+        if not rows:
+            continue
+        measure = c["figures"][0]["name"]
+        width, row, left, bar_area = 1000, 22, 190, 440
+        top = max(v for _, v in rows) or 1
+        parts.append(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{row * len(rows) + 6}" '
+                     f'font-size="12" role="img" aria-label="the race, contender by contender">')
+        for i, (name, value) in enumerate(rows):
+            y = 3 + i * row
+            colour = "#4285f4" if name == "yours" else "#9aa0a6" if name != "reference" else "#5f6368"
+            parts.append(f'<text x="0" y="{y + 14}">{html.escape(name)}</text>'
+                         f'<rect x="{left}" y="{y + 2}" width="{bar_area * value / top:.1f}" height="15" fill="{colour}"/>'
+                         f'<text x="{left + bar_area * value / top + 4:.1f}" y="{y + 14}">{fmt(value)} '
+                         f'{html.escape(measure)}</text>')
+        parts.append("</svg>")
     return "".join(parts)
 
 
@@ -279,7 +317,7 @@ def figures_html(chapter):
     out = []
     for columns, rows in figures_tables(chapter):
         top = max((values.get(columns[0]) or 0) for _, values in rows) or 1
-        out.append("<p>Measured figures:</p><table><tr><th>exercise</th>" +
+        out.append("<p>Measured figures:</p><div class='wide'><table><tr><th>exercise</th>" +
                    "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
         for title, values in rows:
             first = values.get(columns[0]) or 0
@@ -287,7 +325,7 @@ def figures_html(chapter):
                    f"display:inline-block;margin-right:0.4em'></div>")
             out.append(f"<tr><td>{html.escape(title)}</td><td style='white-space:nowrap'>{bar}{fmt(values.get(columns[0]))}</td>" +
                        "".join(f"<td>{fmt(values.get(c))}</td>" for c in columns[1:]) + "</tr>")
-        out.append("</table>")
+        out.append("</table></div>")
     return "".join(out)
 
 
@@ -317,6 +355,7 @@ def html_report(chapters, title):
             if ex.get("message"):
                 body.append(f"<p>{e(ex['message'])}</p>")
             body.append(speed_bars(ex.get("checks", [])))
+            body.append(contenders_svg(ex.get("checks", [])))
             body += [timeline_svg(t) for t in ex.get("timelines", [])]
             shown, passed = split_checks(ex.get("checks", []))
             def table(checks):

@@ -45,7 +45,8 @@ class ReportTest(unittest.TestCase):
         a.mkdir(parents=True)
         speed = {"key": "speed", "label": "", "status": "failed", "message": "0.6 x (threshold 0.7)",
                  "value": 0.6, "threshold": 0.7, "unit": "x copy",
-                 "figures": [{"name": "GB/s", "value": 2503.7}, {"name": "% of CUB", "value": 64.6}]}
+                 "figures": [{"name": "GB/s", "value": 2503.7}, {"name": "% of CUB", "value": 64.6},
+                             {"name": "reference GB/s", "value": 3001.0}, {"name": "step 0 GB/s", "value": 281.0}]}
         add = result("01_a", "add", "failed", 8.3, 10,
                      [{"key": "correct", "label": "n=1", "status": "passed", "message": ""}, speed], "failed: speed")
         add["timelines"] = [{"title": "2 streams", "ops": [{"stream": 0, "kind": "copy in", "start_ms": 0, "end_ms": 1},
@@ -98,10 +99,18 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(page.count('aria-label="measured speed against thresholds"'), 1)
         self.assertIn('fill="#ea4335"', page)  # 0.6 against 0.7: a red bar
 
+    def test_race_drawn_contender_by_contender(self):
+        _, page, _ = self.build()
+        self.assertEqual(page.count('aria-label="the race, contender by contender"'), 1)
+        for name, value in (("yours", "2504 GB/s"), ("reference", "3001 GB/s"), ("step 0", "281 GB/s")):
+            self.assertIn(f">{name}</text>", page)
+            self.assertIn(f">{value}</text>", page)
+        self.assertNotIn(">% of CUB</text>", page)  # not a contender: another measure
+
     def test_figures_table(self):
         md, page, _ = self.build()
-        self.assertIn("| exercise | GB/s | % of CUB |", md)
-        self.assertIn("| add | 2504 | 64.6 |", md)
+        self.assertIn("| exercise | GB/s | % of CUB | reference GB/s | step 0 GB/s |", md)
+        self.assertIn("| add | 2504 | 64.6 | 3001 | 281 |", md)
         self.assertIn("<th>% of CUB</th>", page)
 
     def test_timeline(self):
