@@ -224,6 +224,39 @@ SUBMISSIONS = {
         "edits": [("            launch_long(&counters[t], cudaStreamPerThread);\n            errors[t] = cudaStreamSynchronize(cudaStreamPerThread);",
                    "            launch_long(&counters[t], cudaStreamLegacy);\n            errors[t] = cudaStreamSynchronize(cudaStreamLegacy);")],
     },
+    # ---- 05_l2cache ----------------------------------------------------------------------------
+    "05_hit_ratio_always_one": {
+        "chapter": "05_l2cache", "exercise": "plan", "check": "plan",
+        "why": "asks for a hit ratio of 1 whatever the window's size",
+        "edits": [("    plan.hit_ratio = plan.window_bytes == 0 ? 0.0f\n", "    plan.hit_ratio = plan.window_bytes == 0 ? 1.0f\n"),
+                  (": float(std::min(1.0, double(plan.set_aside_bytes) / double(plan.window_bytes)));", ": 1.0f;")],
+    },
+    "05_limit_cleared_not_restored": {
+        "chapter": "05_l2cache", "exercise": "stream_window", "check": "correct",
+        "why": "sets the limit to 0 afterwards instead of the value it found",
+        "edits": [("    CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limit_before));",
+                   "    CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));")],
+    },
+    "05_persisting_lines_left": {
+        "chapter": "05_l2cache", "exercise": "stream_window", "check": "correct",
+        "why": "removes the window but leaves the lines it made persisting",
+        "edits": [("    CHECK(cudaCtxResetPersistingL2Cache());\n", "")],
+    },
+    "05_window_on_the_stream": {
+        "chapter": "05_l2cache", "exercise": "launch_window", "check": "correct",
+        "why": "puts the window on the stream and launches plainly",
+        "edits": [("    CHECK(cudaLaunchKernelEx(&config, gather_sum_kernel, table, table_n, values, n4, salt, total));",
+                   "    set_stream_window(stream, attribute.val.accessPolicyWindow);\n"
+                   "    gather_sum(table, table_n, values, n4, salt, total, stream);")],
+    },
+    "05_shares_of_the_largest_set_aside": {
+        "chapter": "05_l2cache", "exercise": "shared_windows", "check": "shares",
+        "why": "shares the largest possible set-aside instead of the one in force",
+        "edits": [("    size_t set_aside = 0;\n    CHECK(cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize));\n    int device = 0, window_max = 0;",
+                   "    int device = 0, window_max = 0, largest = 0;\n    CHECK(cudaGetDevice(&device));\n"
+                   "    CHECK(cudaDeviceGetAttribute(&largest, cudaDevAttrMaxPersistingL2CacheSize, device));\n"
+                   "    const size_t set_aside = size_t(largest);")],
+    },
     # ---- 06_clusters ---------------------------------------------------------------------------
     "06_grid_not_rounded_to_clusters": {
         "chapter": "06_clusters", "exercise": "cluster_launch", "check": "compile_time",
