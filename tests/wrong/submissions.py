@@ -112,6 +112,48 @@ SUBMISSIONS = {
                    "                reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b), "
                    "reinterpret_cast<float4*>(c), n);\n")],
     },
+    # ---- 02_memory -----------------------------------------------------------------------------
+    "02_rows_by_width_not_pitch": {
+        "chapter": "02_memory", "exercise": "pitched", "check": "kernel",
+        "why": "steps from row to row by the width instead of the pitch",
+        "edits": [("reinterpret_cast<char*>(image) + y * pitch);", "reinterpret_cast<char*>(image) + y * (width * sizeof(float)));")],
+    },
+    "02_round_trip_without_pitch": {
+        "chapter": "02_memory", "exercise": "pitched", "check": "round_trip",
+        "why": "allocates packed rows with cudaMalloc and copies them with cudaMemcpy",
+        "edits": [("    CHECK(cudaMallocPitch(reinterpret_cast<void**>(&image), &pitch, row_bytes, height));\n"
+                   "    CHECK(cudaMemcpy2D(image, pitch, host_in, row_bytes, row_bytes, height, cudaMemcpyHostToDevice));",
+                   "    CHECK(cudaMalloc(&image, row_bytes * height));\n    pitch = row_bytes;\n"
+                   "    CHECK(cudaMemcpy(image, host_in, row_bytes * height, cudaMemcpyHostToDevice));"),
+                  ("    CHECK(cudaMemcpy2D(host_out, row_bytes, image, pitch, row_bytes, height, cudaMemcpyDeviceToHost));",
+                   "    CHECK(cudaMemcpy(host_out, image, row_bytes * height, cudaMemcpyDeviceToHost));")],
+    },
+    "02_coefficients_in_global_memory": {
+        "chapter": "02_memory", "exercise": "constant_symbols", "check": "technique",
+        "why": "keeps the coefficients in a __device__ array instead of __constant__ memory",
+        "edits": [("__constant__ float filter_coefficients[kTaps];", "__device__ float filter_coefficients[kTaps];")],
+    },
+    "02_count_per_output": {
+        "chapter": "02_memory", "exercise": "constant_symbols", "check": "correct",
+        "why": "counts every output, not those above the threshold",
+        "edits": [("        above = sum > threshold;", "        above = true;")],
+    },
+    "02_tiled_is_naive": {
+        "chapter": "02_memory", "exercise": "transpose", "check": "tiled",
+        "why": "launches the naive kernel as the tiled version",
+        "edits": [("    transpose_tile_kernel<0><<<transpose_grid(rows, cols), dim3(kTile, kTileRows), 0, stream>>>(in, out, rows, cols);",
+                   "    transpose_naive_kernel<<<transpose_grid(rows, cols), dim3(kTile, kTileRows), 0, stream>>>(in, out, rows, cols);")],
+    },
+    "02_padded_is_unpadded": {
+        "chapter": "02_memory", "exercise": "transpose", "check": "padded",
+        "why": "forgets the padding column",
+        "edits": [("    transpose_tile_kernel<1><<<", "    transpose_tile_kernel<0><<<")],
+    },
+    "02_tile_without_barrier": {
+        "chapter": "02_memory", "exercise": "transpose", "check": "tiled",
+        "why": "reads the tile before every warp has written its part",
+        "edits": [("    __syncthreads();\n    // The block now writes", "    // The block now writes")],
+    },
     # ---- 03_reduction -------------------------------------------------------------------------
     "03_partial_tile_dropped": {
         "chapter": "03_reduction", "exercise": "unrolled4", "check": "correct",
