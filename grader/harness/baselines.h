@@ -24,4 +24,19 @@ private:
     int* total_ = nullptr;
 };
 
+// cuBLAS's SGEMM, shaped like the memory chapter's matrix multiply: c (m x n) = a (m x k) times
+// b (k x n), row-major floats, enqueued on `stream`. Plain FP32 (no TF32 tensor cores).
+class CublasSgemm {
+public:
+    CublasSgemm();
+    ~CublasSgemm();
+    CublasSgemm(const CublasSgemm&) = delete;
+    CublasSgemm& operator=(const CublasSgemm&) = delete;
+
+    void operator()(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream);
+
+private:
+    void* handle_ = nullptr;  // a cublasHandle_t, kept out of this header
+};
+
 }  // namespace grade

@@ -38,6 +38,11 @@ __global__ void count_differences_kernel(const unsigned char* a, const unsigned 
     if (differ) atomicAdd(count, differ);
 }
 
+__global__ void scale_kernel(float* data, size_t n, float factor) {
+    const size_t stride = size_t(gridDim.x) * blockDim.x;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) data[i] *= factor;
+}
+
 __global__ void gate_kernel(volatile int* state, unsigned long long limit_ns) {
     const unsigned long long start = global_timer_ns();
     while (state[0] == 0) {
@@ -64,6 +69,14 @@ cudaError_t launch_probe_kernel() {
     probe_kernel<<<1, 1>>>();
     const cudaError_t err = cudaGetLastError();
     return err != cudaSuccess ? err : cudaDeviceSynchronize();
+}
+
+void scale_on_device(float* data, size_t n, float factor, cudaStream_t stream) {
+    int device = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    scale_kernel<<<sms * 8, 256, 0, stream>>>(data, n, factor);
+    CUDA_CHECK(cudaGetLastError());
 }
 
 unsigned long long count_differences(const void* a, const void* b, size_t bytes, cudaStream_t stream) {

@@ -24,6 +24,10 @@ cudaError_t launch_probe_kernel();
 // without copying either to the host.
 unsigned long long count_differences(const void* a, const void* b, size_t bytes, cudaStream_t stream);
 
+// data[i] *= factor for i in [0, n), on `stream`, with no prefetch or advice: chapter 02's baseline
+// for managed memory that faults its pages in as the kernel touches them.
+void scale_on_device(float* data, size_t n, float factor, cudaStream_t stream);
+
 // Holds the legacy default stream shut while a student's function runs. Work that the function
 // puts on the legacy stream, or on a blocking stream (which waits for it), cannot start until the
 // gate opens; results read through the stream the contract names therefore show whether the work
