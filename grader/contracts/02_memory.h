@@ -53,4 +53,42 @@ void transpose_tiled(const float* in, float* out, int rows, int cols, cudaStream
 // The same tile with a padding column, so that reading a tile's column hits 32 different banks.
 void transpose_padded(const float* in, float* out, int rows, int cols, cudaStream_t stream);
 
+// ---- Exercise 4: a tiled matrix multiply ------------------------------------------------------------
+// c (m x n) = a (m x k) times b (k x n); all row-major floats; on `stream`, returning without waiting.
+//
+// One thread per element of c, reading a and b straight from global memory.
+void matmul_naive(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream);
+// Through tiles of a and of b staged in shared memory (at least 16 x 16 floats each), so that each
+// element loaded from global memory is used by a whole row or column of the block's threads.
+void matmul_tiled(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream);
+
+// ---- Exercise 5: register pressure ------------------------------------------------------------------
+constexpr int kHeavyValues = 32;  // float4 values each thread of heavy_kernel reads
+constexpr int kHeavyThreads = 256;
+
+// out[i] = the sum over v of ((x.x * 0.5 + x.y) * x.z + x.w) * (v + 1), where x = in[v * n + i], for
+// v in [0, kHeavyValues) and i in [0, n); blocks of kHeavyThreads threads, on `stream`.
+void launch_heavy(const float4* in, float* out, int n, cudaStream_t stream);
+// The kernel launch_heavy launches. It must let at least 4 blocks of kHeavyThreads threads stay
+// resident on an SM, as cudaOccupancyMaxActiveBlocksPerMultiprocessor reports, without spilling
+// registers to local memory (cudaFuncGetAttributes' localSizeBytes is 0).
+const void* heavy_kernel();
+
+// ---- Exercise 6: page-locked and mapped memory ----------------------------------------------------
+// `bytes` of page-locked host memory that the GPU can also map (cudaHostAlloc with
+// cudaHostAllocMapped), and its release.
+void* allocate_pinned(size_t bytes);
+void free_pinned(void* host);
+
+// Adds up the n ints at `host`, page-locked and mapped memory from allocate_pinned, into *total
+// (device memory, 64-bit, wrapping), with a kernel that reads them across the bus itself: no copy.
+// On `stream`, returning without waiting. *total must be zero before the call.
+void sum_mapped(const int* host, size_t n, unsigned long long* total, cudaStream_t stream);
+
+// ---- Exercise 7: unified memory ---------------------------------------------------------------------
+// Multiplies the n floats of `data`, managed memory (cudaMallocManaged) last written by the host, by
+// `factor` with a kernel on `stream`, having moved them to the GPU ahead of the kernel
+// (cudaMemPrefetchAsync on the same stream), returning without waiting.
+void scale_managed(float* data, size_t n, float factor, cudaStream_t stream);
+
 }  // namespace ch02

@@ -154,6 +154,43 @@ SUBMISSIONS = {
         "why": "reads the tile before every warp has written its part",
         "edits": [("    __syncthreads();\n    // The block now writes", "    // The block now writes")],
     },
+    "02_matmul_tiled_is_naive": {
+        "chapter": "02_memory", "exercise": "tiled_matmul", "check": "tiled",
+        "why": "launches the naive kernel as the tiled version",
+        "edits": [("    matmul_tiled_kernel<<<grid, dim3(kMmTile, kMmRows), 0, stream>>>(a, b, c, m, n, k);",
+                   "    matmul_naive(a, b, c, m, n, k, stream);")],
+    },
+    "02_matmul_without_second_barrier": {
+        "chapter": "02_memory", "exercise": "tiled_matmul", "check": "tiled",
+        "why": "loads the next tiles while other warps still read the current ones",
+        "edits": [("        __syncthreads();  // before the next tiles overwrite these\n", "")],
+    },
+    "02_heavy_bounds_unchanged": {
+        "chapter": "02_memory", "exercise": "register_pressure", "check": "occupancy",
+        "why": "leaves the launch bounds at one block per SM",
+        "edits": [("__launch_bounds__(kHeavyThreads, 4)", "__launch_bounds__(kHeavyThreads, 1)")],
+    },
+    "02_pinned_is_pageable": {
+        "chapter": "02_memory", "exercise": "pinned_mapped", "check": "pinned",
+        "why": "returns pageable memory from malloc",
+        "edits": [("    CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocMapped));", "    host = malloc(bytes);"),
+                  ("void free_pinned(void* host) { CHECK(cudaFreeHost(host)); }", "void free_pinned(void* host) { free(host); }")],
+    },
+    "02_mapped_copied_first": {
+        "chapter": "02_memory", "exercise": "pinned_mapped", "check": "mapped",
+        "why": "copies the mapped memory to the device before adding it up",
+        "edits": [("    sum_mapped_kernel<<<sms * 4, 256, 0, stream>>>(device_view, n, total);",
+                   "    int* staged = nullptr;\n    CHECK(cudaMallocAsync(&staged, n * sizeof(int), stream));\n"
+                   "    CHECK(cudaMemcpyAsync(staged, host, n * sizeof(int), cudaMemcpyHostToDevice, stream));\n"
+                   "    sum_mapped_kernel<<<sms * 4, 256, 0, stream>>>(staged, n, total);\n"
+                   "    CHECK(cudaFreeAsync(staged, stream));")],
+    },
+    "02_managed_not_prefetched": {
+        "chapter": "02_memory", "exercise": "unified", "check": "unified",
+        "why": "lets the kernel fault the pages in",
+        "edits": [("    CHECK(cudaMemPrefetchAsync(data, n * sizeof(float), gpu, 0, stream));\n", ""),
+                  ("    CHECK(cudaMemPrefetchAsync_v2(data, n * sizeof(float), gpu, 0, stream));  // its name in CUDA 12.2-12.9\n", "")],
+    },
     # ---- 03_reduction -------------------------------------------------------------------------
     "03_partial_tile_dropped": {
         "chapter": "03_reduction", "exercise": "unrolled4", "check": "correct",
