@@ -93,21 +93,20 @@ def totals(chapters):
 
 def figures_tables(chapter):
     """The figures the chapter's speed checks measured (GB/s, % of CUB...), as tables of
-    (columns, rows): a row per exercise that has any, a column per figure. Consecutive exercises
-    with the same figures share a table (a ladder of steps); others get their own."""
+    (columns, rows): a row per speed check that has any (named by its exercise, and by the check
+    where the exercise has several), a column per figure. Consecutive rows with the same figures
+    share a table (a ladder of steps); others get their own."""
     tables = []
     for ex in chapter["exercises"]:
-        values = {}
-        for c in ex.get("checks", []):
-            for f in c.get("figures", []):
-                values[f["name"]] = f["value"]
-        if not values:
-            continue
-        columns = list(values)
-        if tables and tables[-1][0] == columns:
-            tables[-1][1].append((ex["title"], values))
-        else:
-            tables.append((columns, [(ex["title"], values)]))
+        measured = [c for c in ex.get("checks", []) if c.get("figures")]
+        for c in measured:
+            values = {f["name"]: f["value"] for f in c["figures"]}
+            label = ex["title"] if len(measured) == 1 else f"{ex['title']}: {c['key']}"
+            columns = list(values)
+            if tables and tables[-1][0] == columns:
+                tables[-1][1].append((label, values))
+            else:
+                tables.append((columns, [(label, values)]))
     return tables
 
 

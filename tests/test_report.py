@@ -128,6 +128,15 @@ class ReportTest(unittest.TestCase):
         self.assertEqual([columns for columns, _ in tables], [["GB/s"], ["us per call", "us per build"]])
         self.assertEqual([title for title, _ in tables[0][1]], ["step 1", "step 2"])
 
+    def test_an_exercise_with_two_speed_checks_gets_a_row_for_each(self):
+        speed = lambda key, gbs: {"key": key, "figures": [{"name": "GB/s", "value": gbs}, {"name": "reference GB/s", "value": 1.0}]}
+        chapter = {"exercises": [{"title": "6. Pinned", "checks": [{"key": "pinned"}, speed("pinned_speed", 54.0),
+                                                                  speed("mapped_speed", 50.0)]}]}
+        (columns, rows), = report.figures_tables(chapter)
+        self.assertEqual(columns, ["GB/s", "reference GB/s"])
+        self.assertEqual([(title, values["GB/s"]) for title, values in rows],
+                         [("6. Pinned: pinned_speed", 54.0), ("6. Pinned: mapped_speed", 50.0)])
+
     def test_failures_first_and_passed_checks_folded_into_one_line(self):
         md, page, _ = self.build()
         add_md = md[md.index("### add"):md.index("### hang")]
