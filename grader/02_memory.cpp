@@ -440,7 +440,7 @@ TEST_CASE("register_pressure") {
 
 TEST_CASE("pinned_mapped") {
     Stream stream;
-    // allocate_pinned: page-locked, mapped, and as fast to copy from as the reference's.
+    // allocate_pinned: page-locked, mapped, and as fast to copy to and from as the reference's.
     const size_t bytes = size_t(64) << 20;
     void* yours = ch02::allocate_pinned(bytes);
     void* reference = ref::allocate_pinned(bytes);
@@ -463,9 +463,13 @@ TEST_CASE("pinned_mapped") {
         auto copy_from = [&](const std::string& name, const void* host) {
             Contender c;
             c.name = name;
-            c.bytes = double(bytes);
+            c.bytes = 2.0 * bytes;
             c.before = [&](cudaStream_t s, int) { device.poison_on(s); };
-            c.run = [&, host](cudaStream_t s, int) { CUDA_CHECK(cudaMemcpyAsync(device.get(), host, bytes, cudaMemcpyHostToDevice, s)); };
+            // Both ways: to the device, and back into the same host memory.
+            c.run = [&, host](cudaStream_t s, int) {
+                CUDA_CHECK(cudaMemcpyAsync(device.get(), host, bytes, cudaMemcpyHostToDevice, s));
+                CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(host), device.get(), bytes, cudaMemcpyDeviceToHost, s));
+            };
             c.verify = [&](int) {
                 const unsigned long long wrong = count_differences(device.get(), expected.get(), bytes, stream);
                 return wrong == 0 ? std::string() : std::to_string(wrong) + " bytes arrived other than they were on the host";
@@ -483,7 +487,7 @@ TEST_CASE("pinned_mapped") {
             static_cast<unsigned char*>(yours)[i] = static_cast<unsigned char*>(reference)[i] = pageable[i] = value;
             expected.set(i, value);
         };
-        trial.bytes = double(bytes);
+        trial.bytes = 2.0 * bytes;
         check_speed("pinned_speed", trial);
     }
     ch02::free_pinned(yours);
@@ -611,13 +615,36 @@ TEST_CASE("unified") {
             c.verify = [&](int) { return wrong_values() == 0 ? std::string() : "the values are not data * factor"; };
             return c;
         };
+        // A second array, advised once that this GPU accesses it: the GPU maps its pages where they
+        // are (on the host) instead of faulting them in, and reads and writes them across the bus.
+        float* advised = nullptr;
+        CUDA_CHECK(cudaMallocManaged(&advised, n * sizeof(float)));
+        cudaMemLocation gpu{};
+        gpu.type = cudaMemLocationTypeDevice;
+        gpu.id = device;
+#if CUDART_VERSION >= 13000
+        CUDA_CHECK(cudaMemAdvise(advised, n * sizeof(float), cudaMemAdviseSetAccessedBy, gpu));
+#else
+        CUDA_CHECK(cudaMemAdvise_v2(advised, n * sizeof(float), cudaMemAdviseSetAccessedBy, gpu));
+#endif
+        Contender accessed_by;
+        accessed_by.name = "advice: accessed by the GPU, no prefetch";
+        accessed_by.before = [&](cudaStream_t, int) { std::memcpy(advised, start.data(), n * sizeof(float)); };
+        accessed_by.run = [&](cudaStream_t s, int) { scale_on_device(advised, n, factor, s); };
+        accessed_by.verify = [&](int) {
+            for (size_t i = 0; i < n; ++i)
+                if (advised[i] != start[i] * factor) return std::string("the advised array's values are wrong");
+            return std::string();
+        };
         SpeedTrial trial;
         trial.yours = scaler("your code", [&](cudaStream_t s) { ch02::scale_managed(data, n, factor, s); });
         trial.reference = scaler("the reference", [&](cudaStream_t s) { ref::scale_managed(data, n, factor, s); });
-        trial.baselines = {scaler("no prefetch: pages fault in", [&](cudaStream_t s) { scale_on_device(data, n, factor, s); })};
+        trial.baselines = {scaler("no prefetch: pages fault in", [&](cudaStream_t s) { scale_on_device(data, n, factor, s); }),
+                           accessed_by};
         trial.vary = [](int) {};
         trial.bytes = double(n * sizeof(float));
         check_speed("speed", trial);
+        CUDA_CHECK(cudaFree(advised));
     }
     CUDA_CHECK(cudaFree(data));
 }
