@@ -271,6 +271,13 @@ std::string label_of(MatmulSize s) {
     return "m x n x k = " + std::to_string(s.m) + " x " + std::to_string(s.n) + " x " + std::to_string(s.k);
 }
 
+// Integers in [-8, 8] as floats: products and sums of 2048 of them stay integers below 2^24, exact
+// in float whatever the order of summation.
+std::vector<float> small_ints(size_t count, const std::string& seed_label) {
+    const std::vector<int32_t> ints = random_ints(count, seed_for(seed_label), -8, 8);
+    return std::vector<float>(ints.begin(), ints.end());
+}
+
 // One matrix multiply version on sizes that are and are not multiples of a tile. Each element is
 // compared with the exact product within the rounding that k float products and sums allow:
 // 2 k u times the sum of |a||b| over the row and column (u = 2^-24).
@@ -316,10 +323,6 @@ bool check_matmul(const std::string& key, Matmul matmul, Stream& stream) {
     if (!options().sanitizer.empty()) return all_right;
     const MatmulSize big{1536, 1024, 2048};
     const std::string label = label_of(big) + " (small integers)";
-    auto small_ints = [](size_t count, const std::string& seed_label) {
-        const std::vector<int32_t> ints = random_ints(count, seed_for(seed_label), -8, 8);
-        return std::vector<float>(ints.begin(), ints.end());
-    };
     DeviceBuffer<float> da(small_ints(size_t(big.m) * big.k, "big a")), db(small_ints(size_t(big.k) * big.n, "big b"));
     DeviceBuffer<float> dc(size_t(big.m) * big.n), expected(size_t(big.m) * big.n);
     ref::matmul_tiled(da.get(), db.get(), expected.get(), big.m, big.n, big.k, stream);
@@ -359,13 +362,7 @@ TEST_CASE("tiled_matmul") {
     // integer below 2^24, exact in any order, so each timed call's c must equal the reference's.
     const int side = 2048;
     const size_t n = size_t(side) * side;
-    auto small_ints = [&](const std::string& label) {
-        std::vector<float> v(n);
-        const std::vector<int32_t> ints = random_ints(n, seed_for(label), -8, 8);
-        for (size_t i = 0; i < n; ++i) v[i] = float(ints[i]);
-        return v;
-    };
-    DeviceBuffer<float> a(small_ints("race a")), b(small_ints("race b")), c(n), expected(n);
+    DeviceBuffer<float> a(small_ints(n, "race a")), b(small_ints(n, "race b")), c(n), expected(n);
     std::mt19937_64 rng(seed_for("timed inputs"));
     CublasSgemm cublas;
     auto version = [&](const std::string& name, std::function<void(cudaStream_t)> run, bool verified) {
