@@ -8,7 +8,10 @@ The code graded runs inside the grader's process, so nothing it can do there may
 This runner, a separate process, therefore:
 
 - hands the grader a one-time token in a file that the grader reads and deletes before the code
-  graded can run; a results file without that token was not written by the grader;
+  graded can run, and the write end of a pipe, the results channel: the grader sends each version
+  of the exercise's results down it as a line of JSON with the token, and this runner writes the
+  results file. A line without the token was not written by the grader: it is ignored, and the
+  results say that something tried (tampering);
 - passes the mode and the compute-sanitizer tool on the command line (the environment variable
   COURSE_SANITIZER, set by the Meson test setups, is read here, where the code graded cannot set
   it), and runs the grader under compute-sanitizer when asked;
@@ -20,6 +23,9 @@ This runner, a separate process, therefore:
   the data file), runs it once more under that compute-sanitizer tool, where the grader checks the
   small sizes only, and records the check: passed when the code computed the right results and the
   tool reported nothing.
+
+With --wrap, the grader runs inside that command (a sandbox, see grader/grade_class.py); with
+--timeout, a grader still running after that many seconds is killed and the exercise fails.
 
 A verdict it cannot accept replaces the results file with an error record saying why. The exit
 code follows the verdict: 0 passed (in skeleton mode: failed as it should), 77 skipped, 1 otherwise.
@@ -34,6 +40,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 SKIP = 77
 
@@ -109,22 +116,76 @@ def sanitizer_command(command, tool):
         ["--sanitizer", tool]
 
 
-def run_with_token(command, capture=False):
-    """Runs the grader with a fresh one-time token; returns (exit code, token, output if captured)."""
+class GraderRun:
+    """One run of the grader: its exit code, what it printed (when captured), the records that came
+    down the results channel with the token, and how many lines came without it."""
+    def __init__(self, code, token, output, records, forged, timed_out):
+        self.code, self.token, self.output = code, token, output
+        self.records, self.forged, self.timed_out = records, forged, timed_out
+
+    def result(self, results_file):
+        """The last record the grader sent; without a channel (an old grader), its results file."""
+        if self.records:
+            return self.records[-1]
+        if results_file.exists():
+            try:
+                return json.loads(results_file.read_text())
+            except ValueError:
+                return {}
+        return None
+
+
+def run_grader(command, capture=False, wrap=(), timeout=None):
+    """Runs the grader with a fresh one-time token and a results channel."""
     token = secrets.token_hex(16)
     with tempfile.NamedTemporaryFile("w", prefix="course-token-", delete=False) as f:
         f.write(token)
-    env = dict(os.environ, COURSE_TOKEN_FILE=f.name)
+    read_end, write_end = os.pipe()
+    env = dict(os.environ, COURSE_TOKEN_FILE=f.name, COURSE_RESULTS_FD=str(write_end))
+    lines = []
+
+    def read_channel():
+        with os.fdopen(read_end, "r", errors="replace") as channel:
+            lines.extend(channel)
+
+    reader = threading.Thread(target=read_channel, daemon=True)
+    timed_out = False
     try:
-        run = subprocess.run(command, env=env, stdout=subprocess.PIPE if capture else None,
-                             stderr=subprocess.STDOUT if capture else None, text=True, errors="replace")
+        proc = subprocess.Popen(list(wrap) + list(command), env=env, pass_fds=(write_end,),
+                                stdout=subprocess.PIPE if capture else None,
+                                stderr=subprocess.STDOUT if capture else None, text=True, errors="replace")
+        os.close(write_end)
+        reader.start()
+        try:
+            output, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.kill()
+            output, _ = proc.communicate()
     finally:
         pathlib.Path(f.name).unlink(missing_ok=True)
+    reader.join(timeout=10)  # a child the grader left behind may hold the channel open: not waited for
     sys.stdout.flush()
-    return run.returncode, token, run.stdout or ""
+    records, forged = [], 0
+    for line in list(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and record.get("token") == token:
+            records.append(record)
+        elif line.strip():
+            forged += 1
+    return GraderRun(proc.returncode, token, output or "", records, forged, timed_out)
 
 
-def sanitizer_record(key, check, command, spec, chapter, exercise):
+def tampering_note(run):
+    lines = "1 line" if run.forged == 1 else f"{run.forged} lines"
+    return (f"{lines} on the results channel did not come from the grader (no token) and "
+            f"{'was' if run.forged == 1 else 'were'} ignored: the code graded tried to write results")
+
+
+def sanitizer_record(key, check, command, spec, chapter, exercise, wrap=(), timeout=None):
     """Runs the exercise again under check["tool"] and returns the check's record."""
     tool = check["tool"]
     label = f"under compute-sanitizer --tool {tool}"
@@ -132,9 +193,10 @@ def sanitizer_record(key, check, command, spec, chapter, exercise):
         base = pathlib.Path(tmp) / "results"
         argv = list(command)
         argv[argv.index("--results-dir") + 1] = str(base)
-        code, token, output = run_with_token(sanitizer_command(argv, tool), capture=True)
-        results = base.with_name(base.name + "-" + tool) / chapter / f"{exercise}.json"
-        result = json.loads(results.read_text()) if results.exists() else {}
+        run = run_grader(sanitizer_command(argv, tool), capture=True, wrap=wrap,
+                         timeout=timeout * 20 if timeout else None)
+        code, token, output = run.code, run.token, run.output
+        result = run.result(base.with_name(base.name + "-" + tool) / chapter / f"{exercise}.json") or {}
     correctness = correctness_keys(spec)
     records = [c for c in result.get("checks", []) if c.get("key") in correctness and c.get("status") != "skipped"]
     lines = [line.strip("= ").strip() for line in output.splitlines() if line.startswith("=========")]
@@ -157,7 +219,7 @@ def sanitizer_record(key, check, command, spec, chapter, exercise):
     return {"key": key, "label": label, "status": "passed", "message": ""}
 
 
-def add_sanitizer_checks(result, command, spec, data):
+def add_sanitizer_checks(result, command, spec, data, wrap=(), timeout=None):
     """Adds the exercise's sanitizer checks to its results; returns the records added."""
     added = []
     correctness = correctness_keys(spec)
@@ -166,7 +228,7 @@ def add_sanitizer_checks(result, command, spec, data):
         if check.get("kind") != "sanitizer":
             continue
         if right:
-            record = sanitizer_record(key, check, command, spec, result["chapter"], result["exercise"])
+            record = sanitizer_record(key, check, command, spec, result["chapter"], result["exercise"], wrap, timeout)
         else:
             record = {"key": key, "label": f"under compute-sanitizer --tool {check['tool']}", "status": "failed",
                       "message": "graded once the results are right"}
@@ -196,11 +258,14 @@ def main():
     parser.add_argument("--results-file", required=True, type=pathlib.Path)
     parser.add_argument("--thresholds", required=True, type=pathlib.Path)
     parser.add_argument("--skeleton", action="store_true", help="the grader runs in skeleton mode")
+    parser.add_argument("--wrap", default="[]", help="a JSON list: the command the grader runs inside (a sandbox)")
+    parser.add_argument("--timeout", type=float, help="seconds before the grader is killed")
     parser.add_argument("grader", nargs=argparse.REMAINDER, help="-- the grader's command line")
     args = parser.parse_args()
     command = args.grader[1:] if args.grader[:1] == ["--"] else args.grader
     chapter, exercise = args.results_file.parent.name, args.results_file.stem
     data = json.loads(args.thresholds.read_text())
+    wrap = json.loads(args.wrap)
 
     sanitizer = os.environ.pop("COURSE_SANITIZER", "")
     results_file = args.results_file
@@ -212,26 +277,42 @@ def main():
         command = sanitizer_command(command, sanitizer)
     results_file.unlink(missing_ok=True)
 
-    code, token, _ = run_with_token(command)
+    run = run_grader(command, wrap=wrap, timeout=args.timeout)
+    code, token = run.code, run.token
+    result = run.result(results_file)
 
-    if not results_file.exists():
+    if result is None:
         if code == SKIP:  # no GPU, and no exercise named: nothing to record
             return SKIP
-        print(f"ERROR: the grader wrote no results for {chapter}/{exercise} (exit code {code})")
-        return 1
-    result = json.loads(results_file.read_text())
-    why = problem_with(result, token, data)
+        why = f"the grader sent no results for {chapter}/{exercise} (exit code {code})"
+        if run.forged:
+            why = "the results that came were not written by this run of the grader"
+        if run.timed_out:
+            why = f"stopped after {args.timeout:g} s, before it had started the exercise"
+        result = {}
+    else:
+        why = problem_with(result, token, data)
+    if why is None and run.timed_out:
+        why = (f"still running after {args.timeout:g} s and stopped: a kernel that never ends, or a wait for work "
+               "that never comes?")
     if why is None and result.get("status") == "running":
         why = (f"the process ended (exit code {code}) before the exercise's verdict was written: a crash, a kill, "
                "or a call to exit() in the code graded")
+    result.pop("token", None)  # this runner's file: the token has done its work
     if why is not None:
-        results_file.write_text(json.dumps(error_record(result, why, data, chapter, exercise), indent=2) + "\n")
+        result = error_record(result, why, data, chapter, exercise)
+    if run.forged:
+        result["tampering"] = [tampering_note(run)]
+        print(f"[{chapter}/{exercise}] TAMPERING  {tampering_note(run)}")
+    results_file.parent.mkdir(parents=True, exist_ok=True)
+    results_file.write_text(json.dumps(result, indent=2) + "\n")
+    if why is not None:
         print(f"[{chapter}/{exercise}] ERROR  {why}")
         return 1
     if result["status"] == "skipped":
         return SKIP
     spec = data["chapters"][chapter]["exercises"][exercise]
-    added = [] if sanitizer else add_sanitizer_checks(result, graded_command, spec, data)
+    added = [] if sanitizer else add_sanitizer_checks(result, graded_command, spec, data, wrap, args.timeout)
     if added:
         results_file.write_text(json.dumps(result, indent=2) + "\n")
     if args.skeleton:

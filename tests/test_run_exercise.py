@@ -1,8 +1,9 @@
 """Host tests of the exercise runner: python3 test_run_exercise.py path/to/run_exercise.py
 
-A fake grader (this file, run with --fake-grader) plays the grader's part: it writes a results
-file the way it is told to, honestly or not, and the runner must accept only an honest, finished
-verdict whose points follow from the grading data.
+A fake grader (this file, run with --fake-grader) plays the grader's part: it sends its results
+down the results channel (or, with BEHAVIOUR "file", writes the file as a grader run by hand does)
+the way it is told to, honestly or not, and the runner must accept only an honest, finished verdict
+whose points follow from the grading data.
 """
 import json
 import os
@@ -29,7 +30,7 @@ RACE_DATA["chapters"]["01_x"]["exercises"]["add"]["checks"]["race_free"] = {"poi
 
 
 def fake_grader(argv):
-    """Writes <results-dir>/01_x/add.json as BEHAVIOUR says, then exits with EXIT."""
+    """Sends the results of 01_x/add as BEHAVIOUR says, then exits with EXIT."""
     behaviour, code = os.environ["BEHAVIOUR"], int(os.environ.get("EXIT", "0"))
     results = pathlib.Path(argv[argv.index("--results-dir") + 1])
     if "--sanitizer" in argv:  # as the grader does: sanitized results apart from the timed ones
@@ -61,9 +62,22 @@ def fake_grader(argv):
         result.update(status="failed", checks=[{"key": "correct", "status": "failed"}, {"key": "speed", "status": "passed",
                                                                                       "value": value}])
         result["scores"][0]["points"] = result["scores"][1]["points"] = 0.0
+    result["points"] = sum(score["points"] for score in result["scores"])
     if os.environ.get("RACE_CHECK"):  # the grader knows the check, and records nothing for it
         result["scores"].append({"key": "race_free", "points": 0.0, "max_points": 3})
-    (results / "add.json").write_text(json.dumps(result))
+    channel = os.environ.get("COURSE_RESULTS_FD")
+    if behaviour == "file" or not channel:
+        (results / "add.json").write_text(json.dumps(result))
+    else:
+        with os.fdopen(int(channel), "w") as out:
+            if behaviour == "forged line":  # the code graded writes a passing record of its own first
+                out.write(json.dumps(dict(result, token="f" * 32)) + "\n" + "not even JSON\n")
+            out.write(json.dumps(result) + "\n")
+        if behaviour == "rewrites file":  # and at exit, a results file with full marks
+            (results / "add.json").write_text(json.dumps(dict(result, points=100.0, token="")))
+    if behaviour == "hang":
+        import time
+        time.sleep(60)
     if "--sanitizer" in argv and os.environ.get("RACE_CHECK") == "race":  # as compute-sanitizer reports one
         print("========= Error: Race reported between Write access at warp_finish(int *, unsigned int)+0x40 in "
               "reduction.cu:151\n========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)")
@@ -90,11 +104,11 @@ class RunnerTest(unittest.TestCase):
         fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
         return {"PATH": f"{fake.parent}:{os.environ['PATH']}"}
 
-    def run_exercise(self, behaviour, exit_code=0, extra_env=None, skeleton=False):
+    def run_exercise(self, behaviour, exit_code=0, extra_env=None, skeleton=False, options=()):
         results = self.root / "results" / "grade"
         env = dict(os.environ, BEHAVIOUR=behaviour, EXIT=str(exit_code), **(extra_env or {}))
         command = [sys.executable, RUNNER, "--results-file", str(results / "01_x" / "add.json"),
-                   "--thresholds", str(self.data)] + (["--skeleton"] if skeleton else []) + \
+                   "--thresholds", str(self.data)] + (["--skeleton"] if skeleton else []) + list(options) + \
                   ["--", sys.executable, __file__, "--fake-grader", "--exercise", "add", "--results-dir", str(results)]
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         written = json.loads((results / "01_x" / "add.json").read_text()) if (results / "01_x" / "add.json").exists() else None
@@ -106,6 +120,26 @@ class RunnerTest(unittest.TestCase):
     def test_an_honest_pass_passes(self):
         code, result, _ = self.run_exercise("honest")
         self.assertEqual((code, result["status"]), (0, "passed"))
+
+    def test_a_grader_without_a_channel_may_write_its_file(self):
+        code, result, _ = self.run_exercise("file")
+        self.assertEqual((code, result["status"]), (0, "passed"))
+
+    def test_lines_without_the_token_are_ignored_and_flagged(self):
+        code, result, out = self.run_exercise("forged line", options=["--wrap", '["env"]'])
+        self.assertEqual((code, result["status"], result["points"]), (0, "passed", 10.0))
+        self.assertIn("2 lines on the results channel did not come from the grader", result["tampering"][0])
+        self.assertIn("TAMPERING", out)
+
+    def test_a_results_file_rewritten_at_exit_does_not_count(self):
+        code, result, _ = self.run_exercise("rewrites file")
+        self.assertEqual((code, result["status"], result["points"]), (0, "passed", 10.0))
+        self.assertNotIn("token", result)
+
+    def test_a_grader_that_overruns_its_time_is_stopped(self):
+        code, result, out = self.run_exercise("hang", options=["--timeout", "2"])
+        self.assertEqual((code, result["status"], result["points"]), (1, "error", 0.0))
+        self.assertIn("still running after 2 s", result["message"])
 
     def test_slow_but_honest_fails_without_error(self):
         code, result, _ = self.run_exercise("slow", exit_code=1)
