@@ -7,8 +7,8 @@
 The code graded runs inside the grader's process, so nothing it can do there may decide the grade.
 This runner, a separate process, therefore:
 
-- hands the grader a one-time token in a file that the grader reads and deletes before the code
-  graded can run, and the write end of a pipe, the results channel: the grader sends each version
+- hands the grader a one-time token in a pipe that the grader reads and closes before the code
+  graded can run, and the write end of another pipe, the results channel: the grader sends each version
   of the exercise's results down it as a line of JSON with the token, and this runner writes the
   results file. A line without the token was not written by the grader: it is ignored, and the
   results say that something tried (tampering);
@@ -138,10 +138,11 @@ class GraderRun:
 def run_grader(command, capture=False, wrap=(), timeout=None):
     """Runs the grader with a fresh one-time token and a results channel."""
     token = secrets.token_hex(16)
-    with tempfile.NamedTemporaryFile("w", prefix="course-token-", delete=False) as f:
-        f.write(token)
+    token_read, token_write = os.pipe()
+    os.write(token_write, token.encode())  # 32 bytes: far less than a pipe holds
+    os.close(token_write)
     read_end, write_end = os.pipe()
-    env = dict(os.environ, COURSE_TOKEN_FILE=f.name, COURSE_RESULTS_FD=str(write_end))
+    env = dict(os.environ, COURSE_TOKEN_FD=str(token_read), COURSE_RESULTS_FD=str(write_end))
     lines = []
 
     def read_channel():
@@ -151,19 +152,19 @@ def run_grader(command, capture=False, wrap=(), timeout=None):
     reader = threading.Thread(target=read_channel, daemon=True)
     timed_out = False
     try:
-        proc = subprocess.Popen(list(wrap) + list(command), env=env, pass_fds=(write_end,),
+        proc = subprocess.Popen(list(wrap) + list(command), env=env, pass_fds=(token_read, write_end),
                                 stdout=subprocess.PIPE if capture else None,
                                 stderr=subprocess.STDOUT if capture else None, text=True, errors="replace")
-        os.close(write_end)
-        reader.start()
-        try:
-            output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.kill()
-            output, _ = proc.communicate()
     finally:
-        pathlib.Path(f.name).unlink(missing_ok=True)
+        os.close(token_read)
+        os.close(write_end)
+    reader.start()
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        proc.kill()
+        output, _ = proc.communicate()
     reader.join(timeout=10)  # a child the grader left behind may hold the channel open: not waited for
     sys.stdout.flush()
     records, forged = [], 0

@@ -37,8 +37,8 @@ def fake_grader(argv):
         results = results.with_name(results.name + "-" + argv[argv.index("--sanitizer") + 1])
     results = results / "01_x"
     results.mkdir(parents=True, exist_ok=True)
-    token_file = os.environ.get("COURSE_TOKEN_FILE")
-    token = pathlib.Path(token_file).read_text() if token_file else ""
+    token_fd = os.environ.get("COURSE_TOKEN_FD")
+    token = os.read(int(token_fd), 100).decode() if token_fd else ""
     value = 0.9 if behaviour != "slow" else 0.6
     speed_points = 4.0 if value >= 0.8 else 4 * (value / 0.8 - 0.5) / 0.5
     result = {"chapter": "01_x", "exercise": "add", "title": "1. Add", "mode": "grade", "status": "passed",

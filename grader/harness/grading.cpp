@@ -35,14 +35,14 @@ namespace {
 
 constexpr int kSkipExitCode = 77;  // Meson's SKIP
 
-// grader/run_exercise.py hands this process a one-time token in a file it names in the
-// environment, and the write end of a pipe (the results channel) by its number. Both are taken
-// before the code graded can run (constructors of priority 101 run before every ordinary static
-// initializer) and removed from the environment. Every version of an exercise's results goes down
-// the channel as one line of JSON with the token in it; the runner, a separate process, writes the
-// results file. So the token is in no file the code graded could read, and a results file that
-// code rewrites is not the one that counts. Without a channel (the grader run by hand), the results
-// go to files under --results-dir.
+// grader/run_exercise.py hands this process two pipes by their numbers in the environment: one
+// that holds a one-time token, and the write end of the results channel. Both are taken before the
+// code graded can run (constructors of priority 101 run before every ordinary static initializer):
+// the token is read and its pipe closed, and both numbers leave the environment. Every version of an
+// exercise's results goes down the channel as one line of JSON with the token in it; the runner, a
+// separate process, writes the results file. So the token is in no file the code graded could
+// read, and a results file that code rewrites is not the one that counts. Without a channel (the
+// grader run by hand), the results go to files under --results-dir.
 std::string& results_token() {
     static std::string token;
     return token;
@@ -53,24 +53,24 @@ int& results_channel() {
     return fd;
 }
 
-__attribute__((constructor(101))) void take_results_token() {
-    if (const char* path = std::getenv("COURSE_TOKEN_FILE")) {
-        if (std::FILE* f = std::fopen(path, "r")) {
-            char buffer[128] = {};
-            const size_t read = std::fread(buffer, 1, sizeof(buffer) - 1, f);
-            std::fclose(f);
-            results_token().assign(buffer, read);
-        }
-        std::remove(path);
-        unsetenv("COURSE_TOKEN_FILE");
+int inherited_fd(const char* variable) {
+    const char* value = std::getenv(variable);
+    const int fd = value ? std::atoi(value) : -1;
+    unsetenv(variable);
+    return fd > 2 && fcntl(fd, F_GETFD) != -1 ? fd : -1;
+}
+
+__attribute__((constructor(101))) void take_results_channel() {
+    if (const int fd = inherited_fd("COURSE_TOKEN_FD"); fd >= 0) {
+        char buffer[128];
+        ssize_t n;
+        while ((n = ::read(fd, buffer, sizeof(buffer))) > 0 || (n < 0 && errno == EINTR))
+            if (n > 0) results_token().append(buffer, static_cast<size_t>(n));
+        ::close(fd);
     }
-    if (const char* fd = std::getenv("COURSE_RESULTS_FD")) {
-        const int channel = std::atoi(fd);
-        if (channel > 2 && fcntl(channel, F_GETFD) != -1) {
-            fcntl(channel, F_SETFD, FD_CLOEXEC);  // not inherited by programs the code graded starts
-            results_channel() = channel;
-        }
-        unsetenv("COURSE_RESULTS_FD");
+    if (const int fd = inherited_fd("COURSE_RESULTS_FD"); fd >= 0) {
+        fcntl(fd, F_SETFD, FD_CLOEXEC);  // not inherited by programs the code graded starts
+        results_channel() = fd;
     }
 }
 
