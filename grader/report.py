@@ -124,9 +124,11 @@ def check_value(check):
 
 # ---- Markdown ----------------------------------------------------------------------------------
 
-def markdown(chapters, title):
-    out = [f"# {title}", "", f"Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: {device_text(chapters)}.",
-           "", "| chapter | exercise | status | points |", "|---|---|---|---|"]
+def markdown(chapters, title, notes=()):
+    out = [f"# {title}", "", f"Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: {device_text(chapters)}.", ""]
+    if notes:
+        out += ["**Flagged:**", ""] + [f"- {n}" for n in notes] + [""]
+    out += ["| chapter | exercise | status | points |", "|---|---|---|---|"]
     for ch in chapters:
         for ex in ch["exercises"]:
             out.append(f"| {ch['name']} | {ex['title']} | {status_text(ex)} | "
@@ -185,6 +187,7 @@ th { background: #f3f3f3; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; white-space: pre-wrap; }
 td.msg { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.85em; }
 div.wide { overflow-x: auto; }
+div.flagged { background: #fdecea; border: 1px solid #b3261e; padding: 0.3em 1em; margin: 1em 0; }
 """
 
 
@@ -328,11 +331,14 @@ def figures_html(chapter):
     return "".join(out)
 
 
-def html_report(chapters, title):
+def html_report(chapters, title, notes=()):
     e = html.escape
     body = [f"<h1>{e(title)}</h1>",
-            f"<p>Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: {e(device_text(chapters))}.</p>",
-            "<table><tr><th>chapter</th><th>exercise</th><th>status</th><th>points</th></tr>"]
+            f"<p>Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: {e(device_text(chapters))}.</p>"]
+    if notes:
+        body.append("<div class='flagged'><b>Flagged:</b><ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) +
+                    "</ul></div>")
+    body += ["<table><tr><th>chapter</th><th>exercise</th><th>status</th><th>points</th></tr>"]
     for ch in chapters:
         for ex in ch["exercises"]:
             body.append(f"<tr><td>{e(ch['name'])}</td><td><a href='#{e(ch['name'])}-{e(ex['exercise'])}'>"
@@ -413,13 +419,14 @@ def main(argv=None):
     parser.add_argument("--thresholds", required=True, type=pathlib.Path, help="grader/thresholds.json")
     parser.add_argument("--out", required=True, type=pathlib.Path, help="where the reports go")
     parser.add_argument("--title", default="CUDA course: grading report")
+    parser.add_argument("--note", action="append", default=[], help="a line shown at the top (a flag); repeatable")
     args = parser.parse_args(argv)
 
     thresholds = json.loads(args.thresholds.read_text())
     chapters = load_chapters(args.results, thresholds)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "report.md").write_text(markdown(chapters, args.title))
-    (args.out / "report.html").write_text(html_report(chapters, args.title))
+    (args.out / "report.md").write_text(markdown(chapters, args.title, args.note))
+    (args.out / "report.html").write_text(html_report(chapters, args.title, args.note))
     (args.out / "results.json").write_text(json.dumps(gradescope(chapters), indent=2) + "\n")
     print(summary_table(chapters))
     print(f"report: {args.out / 'report.md'} (also report.html, results.json)")
