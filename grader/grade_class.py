@@ -35,6 +35,7 @@ import os
 import pathlib
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -55,6 +56,43 @@ GIT_URL = ".git-url"
 GRADING_PATHS = ("meson.build", "meson_options.txt", "grade", "grader", "solutions", "tests")
 IGNORED = {".git", "build", "builddir", "__pycache__", ".scratch", "results"}
 MAX_SOURCE_BYTES = 4 << 20  # a file larger than this under chapters/ is not copied (and is flagged)
+
+
+# ---- Child processes: each in its own session, so that an interrupted batch stops them all ------
+
+CHILDREN = set()
+CHILDREN_LOCK = threading.Lock()
+
+
+def run_child(command, timeout=None, **kwargs):
+    """subprocess.run, in a new session that interrupt() can end with everything it started."""
+    with subprocess.Popen([str(c) for c in command], start_new_session=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, errors="replace", **kwargs) as proc:
+        with CHILDREN_LOCK:
+            CHILDREN.add(proc)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        finally:
+            with CHILDREN_LOCK:
+                CHILDREN.discard(proc)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def interrupt(signum, frame):
+    """Ctrl-C or a kill: stop every grading process at once. Finished submissions are already in
+    students/; the unfinished ones are graded from the start by the next run."""
+    with CHILDREN_LOCK:
+        for proc in CHILDREN:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    print(f"\ninterrupted ({signal.Signals(signum).name}): every finished submission is kept; "
+          "run the same command again to grade the rest", flush=True)
+    os._exit(130)
 
 
 # ---- The course -----------------------------------------------------------------------------------
@@ -85,10 +123,11 @@ def course_version(root=ROOT):
     the graders and grading data."""
     files = course_files(root)
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
-    commit = commit.stdout.strip() if commit.returncode == 0 else "unknown"
+    # Not a git checkout (a copy of one): COURSE_COMMIT may say which commit it is a copy of.
+    commit = commit.stdout.strip() if commit.returncode == 0 else os.environ.get("COURSE_COMMIT", "unknown")
     dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--"] + list(GRADING_PATHS),
                            capture_output=True, text=True)
-    if commit != "unknown" and dirty.stdout.strip():
+    if dirty.returncode == 0 and dirty.stdout.strip():
         commit += "+modified"
     return {"commit": commit, "grading_hash": digest(grading_files(files), root)[:16]}
 
@@ -280,8 +319,8 @@ class Worker:
         if not (self.build / "build.ninja").exists():
             self.activity = "setting up the build"
             self.log("setting up the course's build (once per worker)")
-            setup = subprocess.run(["meson", "setup", self.build, self.course, f"-Dgpu_arch={self.args.gpu_arch}"],
-                                   capture_output=True, text=True, env=self.env)
+            setup = run_child(["meson", "setup", self.build, self.course, f"-Dgpu_arch={self.args.gpu_arch}"],
+                              env=self.env)
             if setup.returncode != 0:
                 raise RuntimeError("meson setup failed:\n" + (setup.stdout + setup.stderr)[-3000:])
 
@@ -297,8 +336,7 @@ class Worker:
                     shutil.copyfile(path, target / rel)
 
     def compile(self, chapter, results):
-        build = subprocess.run(["meson", "compile", "-C", self.build, "grade_" + chapter],
-                               capture_output=True, text=True, env=self.env, timeout=900)
+        build = run_child(["meson", "compile", "-C", self.build, "grade_" + chapter], env=self.env, timeout=900)
         if build.returncode == 0:
             return True
         log = "\n".join(line for line in (build.stdout + build.stderr).splitlines() if not line.startswith("INFO:"))
@@ -316,7 +354,7 @@ class Worker:
                    "--", self.build / "grader" / f"grade_{chapter}", "--exercise", exercise,
                    "--thresholds", thresholds, "--mode", "grade", "--results-dir", "/tmp/results"]
         env = {k: v for k, v in self.env.items() if not k.startswith("COURSE_")}
-        done = subprocess.run([str(c) for c in command], capture_output=True, text=True, errors="replace", env=env)
+        done = run_child(command, env=env)
         (results / chapter).mkdir(parents=True, exist_ok=True)
         with open(results / chapter / "output.txt", "a") as log:
             log.write(done.stdout + done.stderr)
@@ -536,6 +574,8 @@ def main(argv=None):
             worker.activity = "waiting"
             args.progress.event(args.progress.line())
 
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     if todo:
         workers = [Worker(out, device, name, args, version) for device, name in gpus()]
         args.progress.workers = workers

@@ -23,6 +23,8 @@ import zipfile
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "wrong"))
 from submissions import SUBMISSIONS as WRONG  # noqa: E402
+sys.path.insert(0, str(ROOT / "grader"))
+import grade_class  # noqa: E402
 
 SOURCES = {"01_runtime": "runtime.cu", "02_memory": "memory.cu", "03_reduction": "reduction.cu",
            "04_streams": "streams.cu", "05_l2cache": "l2cache.cu", "06_clusters": "clusters.cu",
@@ -98,11 +100,9 @@ def wrong(name):
 
 def checkout(folder, files):
     """A student's checkout: the whole course, with FILES (chapter -> text) in chapters/."""
-    listed = subprocess.run(["git", "-C", ROOT, "ls-files"], capture_output=True, text=True, check=True)
-    for rel in listed.stdout.split():
-        if (ROOT / rel).is_file():
-            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, folder / rel)
+    for rel in grade_class.course_files(ROOT):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, folder / rel)
     chapters_only(folder, files)
 
 
