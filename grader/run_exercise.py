@@ -195,7 +195,7 @@ def sanitizer_record(key, check, command, spec, chapter, exercise, wrap=(), time
         argv = list(command)
         argv[argv.index("--results-dir") + 1] = str(base)
         run = run_grader(sanitizer_command(argv, tool), capture=True, wrap=wrap,
-                         timeout=timeout * 20 if timeout else None)
+                         timeout=timeout * 5 if timeout else None)
         code, token, output = run.code, run.token, run.output
         result = run.result(base.with_name(base.name + "-" + tool) / chapter / f"{exercise}.json") or {}
     correctness = correctness_keys(spec)
