@@ -186,7 +186,8 @@ def main():
     spin = ("    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
             "    if (i < n) c[i] = a[i] + b[i];\n")
     folder("s11_hangs", dict(solutions, **{"01_runtime": edited("01_runtime", [
-        (spin, spin.replace("    if (i < n)", "    volatile int forever = 1;\n    while (forever) {}\n    if (i < n)")),
+        # The clock never reads negative, but the compiler cannot know: a loop it must keep.
+        (spin, spin.replace("    if (i < n)", "    while (clock64() >= 0) {}\n    if (i < n)")),
         ("    if (aligned(a) && aligned(b) && aligned(c)) {", "    if (false) {")])}),
         verdicts={"*": "passed", "01_runtime/vector_add": "timeout|error"})
     folder("s12_crashes", dict(solutions, **{"01_runtime": edited("01_runtime", [
