@@ -122,9 +122,66 @@ def check_value(check):
     return f"{fmt(check['value'])} (threshold {fmt(check.get('threshold'))})"
 
 
+# ---- History: one small record per ./grade run -------------------------------------------------------
+
+HISTORY_SHOWN = 8  # the last attempts shown per exercise
+
+
+def key_figure(ex):
+    """The exercise's first speed figure (the reference's time over yours), or None."""
+    return next((c["value"] for c in ex.get("checks", []) if "value" in c and "threshold" in c), None)
+
+
+def record_history(chapters, folder):
+    """Adds this run to the history folder: per exercise run, its status, points and key figure."""
+    folder.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now()
+    device = first_device(chapters) or {}
+    record = {"time": now.isoformat(timespec="seconds"), "gpu": device.get("name", ""), "exercises": {
+        f"{ch['name']}/{ex['exercise']}": {"status": ex["status"], "points": round(ex["points"], 3),
+                                           "max_points": ex["max_points"], "figure": key_figure(ex)}
+        for ch in chapters for ex in ch["exercises"] if ex["status"] not in ("not run",)}}
+    (folder / f"{now:%Y%m%d-%H%M%S-%f}.json").write_text(json.dumps(record) + "\n")
+
+
+def load_history(folder):
+    """The runs recorded, oldest first (unreadable files are left out)."""
+    runs = []
+    for path in sorted(folder.glob("*.json")) if folder else []:
+        try:
+            runs.append(json.loads(path.read_text()))
+        except ValueError:
+            continue
+    return runs
+
+
+def history_rows(chapter, runs):
+    """(times, [(exercise title, [cell or None per time])]) over the chapter's last attempts, where
+    a cell is (status, points, max_points, figure). Empty when the chapter was graded once or never."""
+    keys = [f"{chapter['name']}/{ex['exercise']}" for ex in chapter["exercises"]]
+    runs = [r for r in runs if any(k in r["exercises"] for k in keys)][-HISTORY_SHOWN:]
+    if len(runs) < 2:
+        return [], []
+    rows = []
+    for ex, key in zip(chapter["exercises"], keys):
+        cells = []
+        for r in runs:
+            e = r["exercises"].get(key)
+            cells.append((e["status"], e["points"], e["max_points"], e.get("figure")) if e else None)
+        rows.append((ex["title"], cells))
+    return [r["time"][5:16].replace("T", " ") for r in runs], rows
+
+
+def history_cell(cell):
+    if cell is None:
+        return ""
+    status, points, most, figure = cell
+    return f"{points:g}/{most:g}" + (f" ({fmt(figure)})" if figure is not None else "")
+
+
 # ---- Markdown ----------------------------------------------------------------------------------
 
-def markdown(chapters, title, notes=()):
+def markdown(chapters, title, notes=(), history=()):
     out = [f"# {title}", "", f"Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: {device_text(chapters)}.", ""]
     if notes:
         out += ["**Flagged:**", ""] + [f"- {n}" for n in notes] + [""]
@@ -137,6 +194,12 @@ def markdown(chapters, title, notes=()):
     out += [f"| **total** | | | **{total:g} / {total_max:g}** |", ""]
     for ch in chapters:
         out += [f"## {ch['name']}: {ch['title']}", ""]
+        times, rows = history_rows(ch, history)
+        if rows:
+            out += ["Your last attempts (points, and in brackets the speed figure: the reference's time over yours):",
+                    "", "| exercise | " + " | ".join(times) + " |", "|---|" + "---|" * len(times)]
+            out += [f"| {t} | " + " | ".join(history_cell(c) for c in cells) + " |" for t, cells in rows]
+            out.append("")
         if ch["build_error"] is not None:
             out += ["The chapter did not compile. The compiler said:", "", "```", ch["build_error"].strip()[-4000:], "```", ""]
         for columns, rows in figures_tables(ch):
@@ -331,7 +394,28 @@ def figures_html(chapter):
     return "".join(out)
 
 
-def html_report(chapters, title, notes=()):
+def history_html(chapter, runs):
+    """The chapter's last attempts: a row per exercise, a column per run, each cell shaded by the share
+    of the points it earned."""
+    times, rows = history_rows(chapter, runs)
+    if not rows:
+        return ""
+    e = html.escape
+    out = ["<details open><summary>Your last attempts: points, and in brackets the speed figure "
+           "(the reference's time over yours)</summary><div class='wide'><table><tr><th>exercise</th>" +
+           "".join(f"<th>{e(t)}</th>" for t in times) + "</tr>"]
+    for title, cells in rows:
+        out.append(f"<tr><td>{e(title)}</td>")
+        for cell in cells:
+            share = cell[1] / cell[2] if cell and cell[2] else 0
+            shade = f"hsl({120 * share:.0f}, 60%, 88%)" if cell else "#fff"
+            out.append(f"<td style='background:{shade}'>{e(history_cell(cell))}</td>")
+        out.append("</tr>")
+    out.append("</table></div></details>")
+    return "".join(out)
+
+
+def html_report(chapters, title, notes=(), history=()):
     e = html.escape
     body = [f"<h1>{e(title)}</h1>",
             f"<p>Generated {datetime.datetime.now():%Y-%m-%d %H:%M}. GPU: {e(device_text(chapters))}.</p>"]
@@ -352,6 +436,7 @@ def html_report(chapters, title, notes=()):
         if ch["build_error"] is not None:
             body.append(f"<p class='bad'>The chapter did not compile. The compiler said:</p>"
                         f"<pre>{e(ch['build_error'].strip()[-4000:])}</pre>")
+        body.append(history_html(ch, history))
         body.append(figures_html(ch))
         for ex in ch["exercises"]:
             body.append(f"<h3 id='{e(ch['name'])}-{e(ex['exercise'])}'>{e(ex['title'])}: "
@@ -381,21 +466,40 @@ def html_report(chapters, title, notes=()):
 
 
 # ---- Gradescope ----------------------------------------------------------------------------------
+# The format of /autograder/results/results.json, as Gradescope's autograder specification gives it:
+# a test per exercise (score, max_score, status, name, number, output, visibility), the submission's
+# score and execution_time, and a leaderboard of the speed figures.
 
-def gradescope(chapters):
-    tests = []
-    for ch in chapters:
-        for ex in ch["exercises"]:
+def gradescope(chapters, notes=(), visibility="visible"):
+    tests, leaderboard, seconds = [], [], 0.0
+    for ch_number, ch in enumerate(chapters, 1):
+        number = ch["name"].split("_")[0].lstrip("0") or str(ch_number)
+        for ex_number, ex in enumerate(ch["exercises"], 1):
+            seconds += ex.get("seconds") or 0
             lines = [ex.get("message") or ""]
             lines += [f"{c['key']} [{c.get('label', '')}]: {c['status']} {c.get('message', '')}".rstrip()
                       for c in ex.get("checks", []) if c["status"] != "passed"]
+            passed = [c for c in ex.get("checks", []) if c["status"] == "passed"]
+            if passed:
+                lines.append(passed_summary(passed))
             if ex["status"] != "passed" and ex.get("read"):
                 lines.append("Read: " + ex["read"])
-            tests.append({"name": f"{ch['name']}/{ex['exercise']}: {ex['title']}",
-                          "score": round(ex["points"], 3), "max_score": ex["max_points"],
-                          "status": "passed" if ex["status"] == "passed" else "failed",
-                          "output": "\n".join(l for l in lines if l)})
-    return {"score": round(sum(t["score"] for t in tests), 3), "tests": tests}
+            skipped = ex["status"] == "skipped"  # cannot run on this GPU: not held against the maximum
+            tests.append({"name": f"{ch['name']}/{ex['exercise']}: {ex['title']}", "number": f"{number}.{ex_number}",
+                          "score": 0.0 if skipped else round(ex["points"], 3),
+                          "max_score": 0.0 if skipped else ex["max_points"],
+                          "status": "passed" if ex["status"] in ("passed", "skipped") else "failed",
+                          "output": "\n".join(line for line in lines if line), "visibility": visibility})
+            correct = all(c["status"] == "passed" for c in ex.get("checks", []) if "value" not in c)
+            for c in ex.get("checks", []):
+                if correct and ex["status"] in ("passed", "failed") and "value" in c and "threshold" in c:
+                    leaderboard.append({"name": f"{ch['name']}/{ex['exercise']} {c['key']}",
+                                        "value": round(c["value"], 4), "order": "desc"})
+    score = round(sum(t["score"] for t in tests), 3)
+    output = "Flagged:\n" + "\n".join("- " + n for n in notes) if notes else ""
+    return {"score": score, "execution_time": round(seconds), "output": output, "visibility": visibility,
+            "stdout_visibility": "hidden", "tests": tests,
+            "leaderboard": [{"name": "points", "value": score, "order": "desc"}] + leaderboard}
 
 
 def summary_table(chapters):
@@ -420,14 +524,19 @@ def main(argv=None):
     parser.add_argument("--out", required=True, type=pathlib.Path, help="where the reports go")
     parser.add_argument("--title", default="CUDA course: grading report")
     parser.add_argument("--note", action="append", default=[], help="a line shown at the top (a flag); repeatable")
+    parser.add_argument("--history", type=pathlib.Path, help="a folder of earlier runs, shown per exercise")
+    parser.add_argument("--record", action="store_true", help="add this run to the --history folder first")
     args = parser.parse_args(argv)
 
     thresholds = json.loads(args.thresholds.read_text())
     chapters = load_chapters(args.results, thresholds)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "report.md").write_text(markdown(chapters, args.title, args.note))
-    (args.out / "report.html").write_text(html_report(chapters, args.title, args.note))
-    (args.out / "results.json").write_text(json.dumps(gradescope(chapters), indent=2) + "\n")
+    if args.record and args.history:
+        record_history(chapters, args.history)
+    history = load_history(args.history)
+    (args.out / "report.md").write_text(markdown(chapters, args.title, args.note, history))
+    (args.out / "report.html").write_text(html_report(chapters, args.title, args.note, history))
+    (args.out / "results.json").write_text(json.dumps(gradescope(chapters, args.note), indent=2) + "\n")
     print(summary_table(chapters))
     print(f"report: {args.out / 'report.md'} (also report.html, results.json)")
     return 0

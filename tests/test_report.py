@@ -6,6 +6,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import gradescope_format  # noqa: E402
+
 spec = importlib.util.spec_from_file_location("report", sys.argv.pop(1))
 report = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(report)
@@ -157,12 +160,58 @@ class ReportTest(unittest.TestCase):
 
     def test_gradescope_results(self):
         _, _, gs = self.build()
+        self.assertEqual(gradescope_format.problems(gs), [])
         self.assertAlmostEqual(gs["score"], 13.3)
         names = [t["name"] for t in gs["tests"]]
         self.assertEqual(len(names), 5)
         add = gs["tests"][0]
-        self.assertEqual((add["status"], add["max_score"]), ("failed", 10))
+        self.assertEqual((add["status"], add["max_score"], add["number"], add["visibility"]),
+                         ("failed", 10, "1.1", "visible"))
         self.assertIn("Read: notes/x.md", add["output"])
+        self.assertIn("1 check passed (correct 1)", add["output"])
+        self.assertIsInstance(gs["execution_time"], int)
+
+    def test_gradescope_leaderboard_holds_speed_of_correct_exercises_only(self):
+        add = json.loads((self.results / "01_a" / "add.json").read_text())
+        board = report.gradescope([{"name": "01_a", "exercises": [add]}])["leaderboard"]
+        self.assertEqual(board[1], {"name": "01_a/add speed", "value": 0.6, "order": "desc"})
+        add["checks"][0]["status"] = "failed"
+        board = report.gradescope([{"name": "01_a", "exercises": [add]}])["leaderboard"]
+        self.assertEqual([b["name"] for b in board], ["points"])
+
+    def test_gradescope_skipped_exercise_is_not_held_against_the_maximum(self):
+        skipped = result("01_a", "add", "skipped", 0, 10, message="needs compute capability 9.0")
+        test = report.gradescope([{"name": "01_a", "exercises": [skipped]}])["tests"][0]
+        self.assertEqual((test["status"], test["score"], test["max_score"]), ("passed", 0.0, 0.0))
+
+    def test_the_format_checker_can_fail(self):
+        self.assertTrue(gradescope_format.problems({"tests": [{"score": 2, "max_score": 1, "status": "ok"}],
+                                                    "leaderboard": [{"name": "x", "order": "up"}],
+                                                    "visibility": "public", "colour": 1}))
+        self.assertEqual(len(gradescope_format.problems({"score": "1", "tests": [{"number": 1.1}]})), 2)
+
+    def test_history_shows_each_attempt_per_exercise(self):
+        history = self.out.parent / "history"
+        for _ in range(3):
+            self.assertEqual(report.main(["--results", str(self.results), "--thresholds", str(self.thresholds),
+                                          "--out", str(self.out), "--history", str(history), "--record"]), 0)
+        self.assertEqual(len(list(history.glob("*.json"))), 3)
+        md, page = (self.out / "report.md").read_text(), (self.out / "report.html").read_text()
+        self.assertIn("Your last attempts", md)
+        self.assertIn("| add | 8.3/10 (0.6) | 8.3/10 (0.6) | 8.3/10 (0.6) |", md)
+        self.assertIn("Your last attempts", page)
+
+    def test_no_history_table_after_a_single_attempt(self):
+        history = self.out.parent / "history"
+        report.main(["--results", str(self.results), "--thresholds", str(self.thresholds),
+                     "--out", str(self.out), "--history", str(history), "--record"])
+        self.assertNotIn("Your last attempts", (self.out / "report.md").read_text())
+
+    def test_flags_are_shown_at_the_top(self):
+        report.main(["--results", str(self.results), "--thresholds", str(self.thresholds), "--out", str(self.out),
+                     "--note", "edited grader/thresholds.json: not used"])
+        self.assertIn("edited grader/thresholds.json", (self.out / "report.html").read_text())
+        self.assertIn("edited grader/thresholds.json", json.loads((self.out / "results.json").read_text())["output"])
 
 
 if __name__ == "__main__":
