@@ -96,16 +96,17 @@ def histogram_svg(fractions, title):
         bins[min(int(f * 10 + 1e-9), 10)] += 1
     top = max(bins) or 1
     width, height, bar = 440, 120, 36
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 34}" font-size="11" '
+    top_margin = 14  # room for the count above the tallest bar
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + top_margin + 30}" font-size="11" '
              f'role="img" aria-label="{html.escape(title)}">']
     for i, n in enumerate(bins):
         h = height * n / top
         x = 4 + i * (bar + 3)
-        parts.append(f'<rect x="{x}" y="{height - h + 4:.1f}" width="{bar}" height="{h:.1f}" '
+        parts.append(f'<rect x="{x}" y="{top_margin + height - h:.1f}" width="{bar}" height="{h:.1f}" '
                      f'fill="{"#34a853" if i == 10 else "#4285f4"}"><title>{n} students</title></rect>')
         if n:
-            parts.append(f'<text x="{x + bar / 2 - 4}" y="{height - h:.1f}">{n}</text>')
-        parts.append(f'<text x="{x + 2}" y="{height + 18}">{"100" if i == 10 else f"{i * 10}+"}%</text>')
+            parts.append(f'<text x="{x + bar / 2 - 4}" y="{top_margin + height - h - 3:.1f}">{n}</text>')
+        parts.append(f'<text x="{x + 2}" y="{top_margin + height + 16}">{"100" if i == 10 else f"{i * 10}+"}%</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -121,8 +122,11 @@ def most_failed(students):
                 if ex["status"] in FAILED:
                     fails[key] += 1
                     failed_checks = [c for c in ex.get("checks", []) if c["status"] == "failed"]
-                    text = (f"{failed_checks[0]['key']}: {failed_checks[0].get('message', '')}" if failed_checks
-                            else ex.get("message", "") or ex["status"])
+                    first = failed_checks[0] if failed_checks else None
+                    said = first and (first.get("message") or (f"measured {report.fmt(first['value'])}, threshold "
+                                                               f"{report.fmt(first.get('threshold'))}" if "value" in first
+                                                               else first["status"]))
+                    text = f"{first['key']}: {said}" if first else ex.get("message", "") or ex["status"]
                     messages[key][text.split("\n")[0][:160]] += 1
     return [(k, titles[k], n, messages[k].most_common(3)) for k, n in fails.most_common()]
 

@@ -98,11 +98,13 @@ def interrupt(signum, frame):
 # ---- The course -----------------------------------------------------------------------------------
 
 def course_files(root=ROOT):
-    """The course's files, relative to its root: what git tracks, or every file but build output."""
-    listed = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True)
+    """The course's files, relative to its root: what git tracks or would (not ignored), or every file
+    but build output."""
+    listed = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True)
     if listed.returncode == 0 and listed.stdout:
         names = [n for n in listed.stdout.decode().split("\0") if n]
-        return sorted(n for n in names if (root / n).is_file())
+        return sorted({n for n in names if (root / n).is_file()})
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")
                   if p.is_file() and not IGNORED & set(p.relative_to(root).parts))
 
@@ -285,9 +287,9 @@ def gpus():
 class Worker:
     def __init__(self, out, device, gpu_name, args, version):
         self.device, self.gpu_name, self.args, self.version = device, gpu_name, args, version
-        label = f"{socket.gethostname()}-gpu{device}" if device is not None else f"{socket.gethostname()}-cpu"
-        self.dir = out / "work" / label
-        self.course, self.build = self.dir / "course", self.dir / "build"
+        self.base = out / "work" / (f"{socket.gethostname()}-gpu{device}" if device is not None
+                                    else f"{socket.gethostname()}-cpu")
+        self.dir = self.base
         self.env = dict(os.environ)
         if device is not None:
             self.env["CUDA_VISIBLE_DEVICES"] = device
@@ -302,9 +304,20 @@ class Worker:
 
     def prepare(self):
         """A pristine copy of the course and its build folder, made once and kept between runs."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.lock = open(self.dir / "lock", "w")
-        fcntl.flock(self.lock, fcntl.LOCK_EX)  # two Slurm tasks on one GPU never share a folder
+        # The first of this GPU's folders no other process holds: Slurm tasks that each see their GPU
+        # as device 0 on one node get a folder each, and later tasks reuse their builds.
+        for n in range(64):
+            self.dir = self.base.with_name(self.base.name + (f"-{n}" if n else ""))
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.lock = open(self.dir / "lock", "w")
+            try:
+                fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                self.lock.close()
+        else:
+            raise RuntimeError(f"every folder of {self.base} is in use")
+        self.course, self.build = self.dir / "course", self.dir / "build"
         files = course_files()
         marker = self.dir / "course.sha256"
         wanted = digest(files, ROOT)
@@ -334,6 +347,9 @@ class Worker:
                 if path.stat().st_size <= MAX_SOURCE_BYTES:
                     (target / rel).parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, target / rel)
+            # Every file new to the build: the objects of the last submission graded are never reused.
+            for path in target.rglob("*"):
+                os.utime(path)
 
     def compile(self, chapter, results):
         build = run_child(["meson", "compile", "-C", self.build, "grade_" + chapter], env=self.env, timeout=900)
@@ -503,6 +519,7 @@ def main(argv=None):
     parser.add_argument("--unsandboxed", action="store_true",
                         help="grade without bubblewrap (the code graded could then write anything the user can)")
     parser.add_argument("--no-rollup", action="store_true", help="do not build the roll-up (a Slurm array task)")
+    parser.add_argument("--count", action="store_true", help="print how many submissions there are, and stop")
     args = parser.parse_args(argv)
 
     exercises = chapters_and_exercises()
@@ -513,6 +530,9 @@ def main(argv=None):
     args.exercises = exercises
     if not args.submissions.is_dir():
         sys.exit(f"{args.submissions} is not a folder of submissions")
+    if args.count:
+        print(len(find_submissions(args.submissions)))
+        return 0
     args.sandboxed = not args.unsandboxed
     problem = None if args.unsandboxed else sandbox_problem()
     if problem:
@@ -529,7 +549,9 @@ def main(argv=None):
             sys.exit(f"{out} holds results graded with other graders or grading data (hash "
                      f"{earlier['grading_hash']}, commit {earlier['commit']}; now {version['grading_hash']}, "
                      f"{version['commit']}). Grade into another --out, or pass --force to regrade everything.")
-    batch_file.write_text(json.dumps({"course": version, "submissions": str(args.submissions.resolve())}, indent=2))
+    fresh = batch_file.with_name(f"batch.json.{os.getpid()}")  # array tasks write it at once: whole or not at all
+    fresh.write_text(json.dumps({"course": version, "submissions": str(args.submissions.resolve())}, indent=2))
+    fresh.replace(batch_file)
 
     submissions = find_submissions(args.submissions)
     if args.only is not None:
