@@ -124,9 +124,9 @@ def course_version(root=ROOT):
     """The course's commit (with "+modified" when the grading files differ from it) and the hash of
     the graders and grading data."""
     files = course_files(root)
+    # COURSE_COMMIT names the commit where git cannot (a copy of a checkout, without its history).
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
-    # Not a git checkout (a copy of one): COURSE_COMMIT may say which commit it is a copy of.
-    commit = commit.stdout.strip() if commit.returncode == 0 else os.environ.get("COURSE_COMMIT", "unknown")
+    commit = os.environ.get("COURSE_COMMIT") or (commit.stdout.strip() if commit.returncode == 0 else "unknown")
     dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--"] + list(GRADING_PATHS),
                            capture_output=True, text=True)
     if dirty.returncode == 0 and dirty.stdout.strip():

@@ -167,16 +167,18 @@ def main():
            verdicts={"*": "failed", **{f"{first}/*": "passed"}})
     folder("s08_last_chapter_only", dict(skeleton, **{last: solutions[last]}),
            verdicts={"*": "failed", **{f"{last}/*": "passed"}})
-    for name, wrong_name in (("s09_partial_tile_dropped", "03_partial_tile_dropped"),
-                             ("s17_kernel_on_the_default_stream", "01_vector_add_on_the_default_stream"),
-                             ("s18_sum_cached_by_pointer", "03_sum_cached_by_pointer"),
-                             ("s19_last_warp_without_syncwarp", "03_last_warp_without_syncwarp")):
+    # A mistake in code that later steps reuse fails them too: the tile loader (steps 3 to 5 of the
+    # reduction), the last warp's unrolled sum (steps 4 and 5).
+    for name, wrong_name, also in (("s09_partial_tile_dropped", "03_partial_tile_dropped", ["last_warp", "complete_unroll"]),
+                                   ("s17_kernel_on_the_default_stream", "01_vector_add_on_the_default_stream", []),
+                                   ("s18_sum_cached_by_pointer", "03_sum_cached_by_pointer", []),
+                                   ("s19_last_warp_without_syncwarp", "03_last_warp_without_syncwarp", ["complete_unroll"])):
         chapter, text = wrong(wrong_name)
         if chapter not in chapters:
             continue
-        exercise = WRONG[wrong_name]["exercise"]
+        failing = [WRONG[wrong_name]["exercise"]] + also
         folder(name, dict(solutions, **{chapter: text}),
-               verdicts={"*": "passed", f"{chapter}/{exercise}": "failed"})
+               verdicts=dict({"*": "passed"}, **{f"{chapter}/{e}": "failed" for e in failing}))
 
     # Does not compile (in the first chapter; the others still grade).
     folder("s10_does_not_compile", dict(solutions, **{first: solutions[first] + "\nthis is not C++;\n"}),
