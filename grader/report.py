@@ -400,16 +400,16 @@ def history_html(chapter, runs):
     times, rows = history_rows(chapter, runs)
     if not rows:
         return ""
-    e = html.escape
+    esc = html.escape
     out = ["<details open><summary>Your last attempts: points, and in brackets the speed figure "
            "(the reference's time over yours)</summary><div class='wide'><table><tr><th>exercise</th>" +
-           "".join(f"<th>{e(t)}</th>" for t in times) + "</tr>"]
+           "".join(f"<th>{esc(t)}</th>" for t in times) + "</tr>"]
     for title, cells in rows:
-        out.append(f"<tr><td>{e(title)}</td>")
+        out.append(f"<tr><td>{esc(title)}</td>")
         for cell in cells:
             share = cell[1] / cell[2] if cell and cell[2] else 0
             shade = f"hsl({120 * share:.0f}, 60%, 88%)" if cell else "#fff"
-            out.append(f"<td style='background:{shade}'>{e(history_cell(cell))}</td>")
+            out.append(f"<td style='background:{shade}'>{esc(history_cell(cell))}</td>")
         out.append("</tr>")
     out.append("</table></div></details>")
     return "".join(out)

@@ -54,7 +54,7 @@ MUTATIONS = [
      'why = None and (f"the process ended (exit code {code}) before', "a process that ended early passes", RUNNER),
     ("grader/run_exercise.py", 'if isinstance(record, dict) and record.get("token") == token:',
      "if isinstance(record, dict):", "a record on the results channel without the token is believed", RUNNER),
-    ("grader/run_exercise.py", "            timed_out = True\n", "            timed_out = False\n",
+    ("grader/run_exercise.py", "        timed_out = True\n", "        timed_out = False\n",
      "a grader killed for overrunning its time keeps its verdict", RUNNER),
     ("grader/run_exercise.py", "    if code == 86 or reported:", "    if code == 86:",
      "a race reported in the sanitizer's summary but not its exit code passes", RUNNER),

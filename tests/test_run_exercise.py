@@ -47,7 +47,7 @@ def fake_grader(argv):
               "checks": [{"key": "correct", "status": "passed"}, {"key": "speed", "status": "passed", "value": value}],
               "scores": [{"key": "correct", "points": 6.0, "max_points": 6}, {"key": "speed", "points": speed_points,
                                                                               "max_points": 4}]}
-    if behaviour == "forged":
+    if behaviour in ("forged", "forged file"):
         result["token"] = "0" * 32
     if behaviour == "running":
         result["status"] = "running"
@@ -66,7 +66,7 @@ def fake_grader(argv):
     if os.environ.get("RACE_CHECK"):  # the grader knows the check, and records nothing for it
         result["scores"].append({"key": "race_free", "points": 0.0, "max_points": 3})
     channel = os.environ.get("COURSE_RESULTS_FD")
-    if behaviour == "file" or not channel:
+    if behaviour in ("file", "forged file") or not channel:
         (results / "add.json").write_text(json.dumps(result))
     else:
         with os.fdopen(int(channel), "w") as out:
@@ -147,6 +147,11 @@ class RunnerTest(unittest.TestCase):
 
     def test_a_forged_results_file_is_an_error(self):
         code, result, out = self.run_exercise("forged")
+        self.assertEqual((code, result["status"], result["points"]), (1, "error", 0.0))
+        self.assertIn("not written by this run of the grader", out)
+
+    def test_a_forged_results_file_from_a_grader_without_channel_is_an_error(self):
+        code, result, out = self.run_exercise("forged file")
         self.assertEqual((code, result["status"], result["points"]), (1, "error", 0.0))
         self.assertIn("not written by this run of the grader", out)
 
