@@ -16,6 +16,7 @@ import csv
 import html
 import json
 import pathlib
+import re
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -85,7 +86,7 @@ def csv_rows(students):
 CSS = report.CSS + """
 .flag { color: #b3261e; }
 .warn { background: #fdecea; border: 1px solid #b3261e; padding: 0.6em 1em; }
-td.num { text-align: right; }
+td.num { text-align: right; white-space: nowrap; }
 """
 
 
@@ -114,6 +115,7 @@ def histogram_svg(fractions, title):
 def most_failed(students):
     """[(chapter/exercise, title, students who did not pass, [(message, count)])], most first."""
     fails, titles, messages = collections.Counter(), {}, collections.defaultdict(collections.Counter)
+    examples = collections.defaultdict(dict)  # one message as a student got it, per message shape
     for _, chapters in students:
         for ch in chapters:
             for ex in ch["exercises"]:
@@ -127,8 +129,12 @@ def most_failed(students):
                                                                f"{report.fmt(first.get('threshold'))}" if "value" in first
                                                                else first["status"]))
                     text = f"{first['key']}: {said}" if first else ex.get("message", "") or ex["status"]
-                    messages[key][text.split("\n")[0][:160]] += 1
-    return [(k, titles[k], n, messages[k].most_common(3)) for k, n in fails.most_common()]
+                    text = text.split("\n")[0][:160]
+                    shape = re.sub(r"-?\d+(\.\d+)?", "#", text)  # "returned -1, expected 950": one message
+                    examples[key].setdefault(shape, text)
+                    messages[key][shape] += 1
+    return [(k, titles[k], n, [(examples[k][shape], count) for shape, count in messages[k].most_common(3)])
+            for k, n in fails.most_common()]
 
 
 def leaderboard(students, size=5):
@@ -196,7 +202,7 @@ def html_page(students, folder):
     body.append("</div>")
 
     body.append("<h2>Exercises most students do not pass</h2><table><tr><th>exercise</th><th>students</th>"
-                "<th>what they were told (how many)</th></tr>")
+                "<th>what they were told (how many; messages that differ only in their numbers count as one)</th></tr>")
     for key, title, n, messages in most_failed(students)[:15]:
         said = "".join(f"<li>{e(m)} ({count})</li>" for m, count in messages)
         body.append(f"<tr><td>{e(key)}<br>{e(title)}</td><td class='num'>{n} / {len(students)}</td>"

@@ -377,8 +377,50 @@ def timeline_svg(timeline):
     return "".join(parts)
 
 
+LADDER_COLOURS = ["#4285f4", "#5f6368", "#fbbc04", "#34a853", "#9aa0a6", "#ea4335"]
+
+
+def ladder_svg(columns, rows):
+    """A table's rows side by side as groups of bars, one bar per contender in the table's measure:
+    yours, the reference's and each baseline's (the reduction's ladder: GB/s per step beside the
+    reference and CUB; the graphs' cost per kernel beside each way of launching). Empty when the
+    table has a single row or no contender."""
+    measure = columns[0]
+    contenders = [c for c in columns[1:] if c.endswith(" " + measure)]
+    if len(rows) < 2 or not contenders:
+        return ""
+    series = [("yours", measure)] + [(c[:-len(measure) - 1], c) for c in contenders]
+    top = max((values.get(col) or 0) for _, values in rows for _, col in series) or 1
+    bar, gap, height, left = 14, 18, 160, 40
+    group = bar * len(series) + gap
+    width = left + group * len(rows) + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 80}" font-size="11" '
+             f'role="img" aria-label="{html.escape(measure)}, contender by contender">']
+    for i, (name, _) in enumerate(series):  # the legend
+        parts.append(f'<rect x="{left + 110 * i}" y="2" width="10" height="10" fill="{LADDER_COLOURS[i % 6]}"/>'
+                     f'<text x="{left + 110 * i + 14}" y="11">{html.escape(name)}</text>')
+    base = height + 20
+    parts.append(f'<text x="0" y="30">{html.escape(measure)}</text><text x="0" y="{base}">0</text>'
+                 f'<text x="0" y="44">{fmt(top)}</text>')
+    for r, (title, values) in enumerate(rows):
+        x0 = left + r * group
+        for i, (name, col) in enumerate(series):
+            value = values.get(col)
+            if value is None:
+                continue
+            h = (height - 24) * value / top
+            parts.append(f'<rect x="{x0 + i * bar}" y="{base - h:.1f}" width="{bar - 2}" height="{h:.1f}" '
+                         f'fill="{LADDER_COLOURS[i % 6]}"><title>{html.escape(title)}, {html.escape(name)}: '
+                         f'{fmt(value)} {html.escape(measure)}</title></rect>')
+        label = title.split(".")[0] if title[:1].isdigit() else title[:12]
+        parts.append(f'<text x="{x0}" y="{base + 14}">{html.escape(label)}</text>')
+    parts.append(f'<line x1="{left - 4}" y1="{base}" x2="{width}" y2="{base}" stroke="#999"/></svg>')
+    return "".join(parts)
+
+
 def figures_html(chapter):
-    """The figures tables; each table's first column also drawn as a bar, scaled to its largest value."""
+    """The figures tables; each table's first column also drawn as a bar, scaled to its largest value,
+    and a table of several rows drawn as a ladder beside the reference and the baselines."""
     out = []
     for columns, rows in figures_tables(chapter):
         top = max((values.get(columns[0]) or 0) for _, values in rows) or 1
@@ -391,6 +433,7 @@ def figures_html(chapter):
             out.append(f"<tr><td>{html.escape(title)}</td><td style='white-space:nowrap'>{bar}{fmt(values.get(columns[0]))}</td>" +
                        "".join(f"<td>{fmt(values.get(c))}</td>" for c in columns[1:]) + "</tr>")
         out.append("</table></div>")
+        out.append(ladder_svg(columns, rows))
     return "".join(out)
 
 

@@ -158,6 +158,16 @@ class ReportTest(unittest.TestCase):
                                    {"status": "failed", "points": 1, "max_points": 10}]}]
         self.assertEqual(report.totals(chapters), (6, 15))
 
+    def test_a_ladder_of_steps_is_drawn_beside_its_contenders(self):
+        columns = ["GB/s", "reference GB/s", "CUB GB/s", "% of CUB"]
+        rows = [("1. Step", {"GB/s": 500, "reference GB/s": 501, "CUB GB/s": 3500, "% of CUB": 14}),
+                ("2. Step", {"GB/s": 3000, "reference GB/s": 3100, "CUB GB/s": 3500, "% of CUB": 86})]
+        svg = report.ladder_svg(columns, rows)
+        self.assertEqual(svg.count("<rect"), 3 + 6)  # the legend, then a bar per contender and step
+        self.assertIn("2. Step, CUB: 3500 GB/s", svg)
+        self.assertEqual(report.ladder_svg(columns, rows[:1]), "")
+        self.assertEqual(report.ladder_svg(["GB/s", "% of CUB"], rows), "")
+
     def test_gradescope_results(self):
         _, _, gs = self.build()
         self.assertEqual(gradescope_format.problems(gs), [])
