@@ -47,10 +47,12 @@ size_t granted(size_t bytes) {
 struct CleanL2 {
     CleanL2() { reset(); }
     ~CleanL2() { reset(); }
+    // Best effort, and so unchecked: it runs in a destructor too, where an exercise's sticky error
+    // would make every call fail and a throw would end the process.
     static void reset() {
-        cudaDeviceSynchronize();
-        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-        cudaCtxResetPersistingL2Cache();
+        (void)cudaDeviceSynchronize();
+        (void)cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        (void)cudaCtxResetPersistingL2Cache();
     }
 };
 

@@ -601,9 +601,9 @@ struct PersistingL2 {
         CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, wanted));
         CUDA_CHECK(cudaDeviceGetLimit(&bytes, cudaLimitPersistingL2CacheSize));
     }
-    ~PersistingL2() {
-        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-        cudaCtxResetPersistingL2Cache();
+    ~PersistingL2() {  // best effort, unchecked: a destructor must not throw
+        (void)cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        (void)cudaCtxResetPersistingL2Cache();
     }
 };
 
