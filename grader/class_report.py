@@ -42,10 +42,10 @@ def totals(results, thresholds_file, chapter_names):
 def load_class(folder):
     """[(summary, chapters as report.load_chapters gives them)] per graded student, by name."""
     students = []
+    thresholds = json.loads((HERE / "thresholds.json").read_text())
     for summary_file in sorted((folder / "students").glob("*/summary.json")):
         summary = json.loads(summary_file.read_text())
         results = summary_file.parent / "results"
-        thresholds = json.loads((HERE / "thresholds.json").read_text())
         chapters = [c for c in report.load_chapters(results, thresholds) if c["name"] in summary["chapters_graded"]]
         students.append((summary, chapters))
     return students
@@ -152,7 +152,7 @@ def leaderboard(students, size=5):
     return {k: sorted(v, key=lambda r: -r[0])[:size] for k, v in boards.items()}
 
 
-def html_page(students, folder):
+def html_page(students):
     e = html.escape
     chapters = []
     for _, chs in students:
@@ -231,7 +231,7 @@ def main(argv=None):
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(csv_rows(students))
-    (args.folder / "rollup.html").write_text(html_page(students, args.folder))
+    (args.folder / "rollup.html").write_text(html_page(students))
     print(f"class roll-up of {len(students)} students: {args.folder / 'rollup.html'} (also rollup.csv)")
     return 0
 

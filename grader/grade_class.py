@@ -493,18 +493,16 @@ def pending(submissions, out, force):
             todo.append((name, source))
             continue
         done = json.loads(summary.read_text())
-        if source.is_dir() or source.name.endswith(ARCHIVES):
-            with_unpacked = None
+        if source.is_dir() or source.name.endswith(ARCHIVES):  # a git URL is not fetched again to compare
+            unpacked = out / "staging" / (name + ".check")
+            shutil.rmtree(unpacked, ignore_errors=True)
             try:
-                tmp = out / "staging" / (name + ".check")
-                shutil.rmtree(tmp, ignore_errors=True)
-                with_unpacked = materialize(source, tmp)
-                changed = submission_hash(chapter_sources(with_unpacked, done["chapters_graded"])) \
-                    != done.get("submission_hash")
+                sources = chapter_sources(materialize(source, unpacked), done["chapters_graded"])
+                changed = submission_hash(sources) != done.get("submission_hash")
             except RuntimeError:
                 changed = True
             finally:
-                shutil.rmtree(out / "staging" / (name + ".check"), ignore_errors=True)
+                shutil.rmtree(unpacked, ignore_errors=True)
             if changed:
                 todo.append((name, source))
     return todo
